@@ -1,0 +1,234 @@
+"""Pass rules (semantics.md, 'Tolerance used by the incumbents') and a comparator that names the worst element.
+
+FA3's relative rule: max|out - ref| <= k * max|naive - ref| + 2 * (rounding of one add at magnitude 0.3 in the
+output dtype), k = 2 (3 with softcap), ref the fp32 reference and naive the same-dtype naive. Both errors are
+measured against the fp32 reference (FA3's tests measure against the reference rounded to the dtype; doing both
+sides in fp32 keeps the comparison fair and lets `err` mean what results-schema.md says). On the kvcache path
+also mean|out - ref| <= 1.5 * mean|naive - ref|.
+
+vLLM's absolute rule: |out - ref| <= 1.5e-2 + 1e-2 * |ref| element-wise (bf16/fp16); 0.15 / 0.15 for fp8, which
+is checked with that rule alone (against the reference on the dequantized fp8 values, stricter than vLLM's
+comparison with the unquantized inputs).
+
+LSE, fp32, where returned: rows whose reference is -inf must be exactly -inf; finite rows within
+|lse - ref| <= LSE_ATOL + LSE_RTOL * |ref|. Why these numbers: the kernel forms each logit from the same bf16/fp16
+values as the reference with fp32 accumulation (error ~ d * 2^-24 * sum|q_i k_i| * scale, about 1e-5 here) and
+sums exponentials in fp32 (relative ~1e-6 per add, blocked); hardware exp2/log2 approximations add ~2 ulp. 2e-4
+is ~20x that, yet a mask that admits or drops one key of a thousand moves the LSE by ~1e-3, so off-by-one masks
+still fail. With softcap the kernel may use tanh.approx.f32 (relative error 2^-11): on scaled logits up to ~8 in
+magnitude that is up to 4e-3, so softcap rows get 4e-3 more.
+
+NaN or Inf anywhere in the output fails.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+try:
+    import torch
+except ImportError:  # the pure-Python rules below still import (CI without torch)
+    torch = None
+
+FA3_MULT = 2.0
+FA3_MULT_SOFTCAP = 3.0
+FA3_MEAN_MULT_KVCACHE = 1.5
+VLLM_ATOL, VLLM_RTOL = 1.5e-2, 1e-2
+VLLM_FP8_ATOL, VLLM_FP8_RTOL = 0.15, 0.15
+LSE_ATOL, LSE_RTOL = 2e-4, 1e-5
+LSE_SOFTCAP_EXTRA = 4e-3
+CASCADE_VS_PLAIN_TOL = 1e-2  # vLLM's cascade test: merged result against one plain call, atol = rtol = 1e-2
+
+
+# ---- pure-Python pieces ------------------------------------------------------------------------------------------
+
+def fa3_bound(naive_err: float, rounding_atol: float, softcap: float) -> float:
+    """The FA3 bound: multiplier * naive error + the rounding term (already doubled, as FA3 writes it)."""
+    mult = FA3_MULT_SOFTCAP if softcap > 0 else FA3_MULT
+    return mult * naive_err + rounding_atol
+
+
+def lse_tolerance(ref: float, softcap: float) -> float:
+    return LSE_ATOL + (LSE_SOFTCAP_EXTRA if softcap > 0 else 0.0) + LSE_RTOL * abs(ref)
+
+
+def vllm_tolerances(dtype_name: str) -> Tuple[float, float]:
+    return (VLLM_FP8_ATOL, VLLM_FP8_RTOL) if dtype_name == "e4m3" else (VLLM_ATOL, VLLM_RTOL)
+
+
+@dataclass
+class Worst:
+    """The element that decided a comparison: its index (token, head, dim), value, reference and error."""
+    index: Tuple[int, ...]
+    value: float
+    ref: float
+    err: float
+
+    def __str__(self) -> str:
+        return f"at {self.index}: got {self.value:.6g}, ref {self.ref:.6g} (|diff| {self.err:.3g})"
+
+
+@dataclass
+class CheckResult:
+    correct: bool
+    err: float = float("nan")  # max |out - ref_fp32|
+    err_bound: float = float("nan")  # the FA3 bound it had to meet (for fp8: vLLM's atol + rtol * max|ref|)
+    reason: str = ""  # empty when correct; otherwise every rule that failed, with its worst element
+    naive_err: float = float("nan")
+    mean_err: float = float("nan")
+    naive_mean_err: float = float("nan")
+    lse_err: Optional[float] = None
+    lse_bound: Optional[float] = None
+    worst: Optional[Worst] = None
+    error: Optional[str] = None  # the scenario could not run (unsupported, crashed)
+    unsupported: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["worst"] = None if self.worst is None else str(self.worst)
+        return d
+
+    def summary(self) -> str:
+        if self.error:
+            return f"ERROR {self.error}"
+        head = f"err {self.err:.3g} <= bound {self.err_bound:.3g}" if self.correct else self.reason
+        return ("PASS " if self.correct else "FAIL ") + head
+
+
+def failed(error: str, unsupported: bool = False) -> CheckResult:
+    return CheckResult(correct=False, reason=error, error=error, unsupported=unsupported)
+
+
+# ---- tensor comparisons ------------------------------------------------------------------------------------------
+
+def _index(flat: int, shape) -> Tuple[int, ...]:
+    idx = []
+    for n in reversed(shape):
+        idx.append(flat % n)
+        flat //= n
+    return tuple(reversed(idx))
+
+
+def worst_element(out, ref) -> Optional[Worst]:
+    """The worst element of out against ref: a non-finite value first, else the largest |out - ref|."""
+    if out.numel() == 0:
+        return None
+    o, r = out.float(), ref.float()
+    bad = ~torch.isfinite(o)
+    if bad.any():
+        flat = int(bad.flatten().nonzero()[0].item())
+    else:
+        flat = int((o - r).abs().flatten().argmax().item())
+    val, rv = float(o.flatten()[flat].item()), float(r.flatten()[flat].item())
+    return Worst(_index(flat, out.shape), val, rv, abs(val - rv) if math.isfinite(val) else float("inf"))
+
+
+def rounding_atol(ref, dtype) -> float:
+    """FA3's `2 * (out_ref + 0.3 - 0.3 - out_ref).abs().max()`, computed in the output dtype."""
+    if ref.numel() == 0 or dtype == torch.float32:
+        return 0.0
+    r = ref.to(dtype)
+    return 2.0 * float((((r + 0.3) - 0.3) - r).abs().max().float().item())
+
+
+def max_abs(a, b) -> float:
+    return float((a.float() - b.float()).abs().max().item()) if a.numel() else 0.0
+
+
+def mean_abs(a, b) -> float:
+    return float((a.float() - b.float()).abs().mean().item()) if a.numel() else 0.0
+
+
+def vllm_rule(out, ref, dtype_name: str) -> Tuple[bool, str]:
+    atol, rtol = vllm_tolerances(dtype_name)
+    if out.numel() == 0:
+        return True, ""
+    diff = (out.float() - ref.float()).abs()
+    allowed = atol + rtol * ref.float().abs()
+    over = diff > allowed
+    if not over.any():
+        return True, ""
+    n = int(over.sum().item())
+    flat = int((diff - allowed).flatten().argmax().item())
+    o, r = float(out.flatten()[flat].float().item()), float(ref.flatten()[flat].float().item())
+    return False, (f"vLLM rule (atol {atol:g}, rtol {rtol:g}): {n} of {out.numel()} elements outside, worst "
+                   f"{Worst(_index(flat, out.shape), o, r, abs(o - r))}")
+
+
+def lse_rule(lse, ref_lse, softcap: float) -> Tuple[bool, float, float, str]:
+    """Returns (ok, max error over finite rows, its bound, reason)."""
+    lse, ref_lse = lse.float(), ref_lse.float()
+    if lse.shape != ref_lse.shape:
+        return False, float("inf"), 0.0, f"LSE shape {tuple(lse.shape)}, expected {tuple(ref_lse.shape)}"
+    if lse.numel() == 0:
+        return True, 0.0, LSE_ATOL, ""
+    if torch.isnan(lse).any():
+        flat = int(torch.isnan(lse).flatten().nonzero()[0].item())
+        return False, float("nan"), 0.0, f"LSE NaN at (head, token) {_index(flat, lse.shape)}"
+    ref_inf = torch.isinf(ref_lse)
+    mismatch = ref_inf != torch.isinf(lse)
+    mismatch |= ref_inf & (lse != ref_lse)  # -inf must stay -inf (no +inf where a row saw no key)
+    if mismatch.any():
+        flat = int(mismatch.flatten().nonzero()[0].item())
+        i = _index(flat, lse.shape)
+        return False, float("inf"), 0.0, (f"LSE at (head, token) {i}: got {lse[i].item():.6g}, ref "
+                                          f"{ref_lse[i].item():.6g} (masked rows must be -inf, others finite)")
+    fin = ~ref_inf
+    if not fin.any():
+        return True, 0.0, LSE_ATOL, ""
+    diff = (lse - ref_lse).abs()
+    allowed = LSE_ATOL + (LSE_SOFTCAP_EXTRA if softcap > 0 else 0.0) + LSE_RTOL * ref_lse.abs()
+    excess = torch.where(fin, diff - allowed, torch.full_like(diff, -1.0))
+    err = float(torch.where(fin, diff, torch.zeros_like(diff)).max().item())
+    flat = int(excess.flatten().argmax().item())
+    i = _index(flat, lse.shape)
+    bound = float(allowed[i].item())
+    if excess[i].item() > 0:
+        return False, err, bound, (f"LSE at (head, token) {i}: got {lse[i].item():.7g}, ref {ref_lse[i].item():.7g}"
+                                   f" (|diff| {diff[i].item():.3g} > {bound:.3g})")
+    return True, err, bound, ""
+
+
+def check_output(out, ref, naive, *, dtype_name: str, softcap: float, kvcache: bool = False,
+                 lse=None, ref_lse=None, fa3: bool = True) -> CheckResult:
+    """Every rule on one output. out (T, Hq, dv) in the output dtype, ref fp32, naive in the dtype (None for fp8);
+    lse / ref_lse (Hq, T) fp32 when LSE was returned. fa3=False (and fp8) checks vLLM's rule alone; err_bound is
+    then its loosest element bound, atol + rtol * max|ref|."""
+    reasons = []
+    if out.shape != ref.shape:
+        return CheckResult(False, reason=f"out shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+    worst = worst_element(out, ref)
+    finite = bool(torch.isfinite(out.float()).all().item()) if out.numel() else True
+    if not finite:
+        n = int((~torch.isfinite(out.float())).sum().item())
+        reasons.append(f"{n} non-finite output elements, first {worst}")
+    err = max_abs(out, ref) if finite else float("inf")
+    res = CheckResult(correct=False, err=err, worst=worst, mean_err=mean_abs(out, ref) if finite else float("inf"))
+    if dtype_name == "e4m3" or not fa3 or naive is None:
+        atol, rtol = vllm_tolerances(dtype_name)
+        res.err_bound = atol + rtol * (float(ref.abs().max().item()) if ref.numel() else 0.0)
+    else:
+        res.naive_err = max_abs(naive, ref)
+        res.naive_mean_err = mean_abs(naive, ref)
+        res.err_bound = fa3_bound(res.naive_err, rounding_atol(ref, out.dtype), softcap)
+        if finite and err > res.err_bound:
+            reasons.append(f"FA3 rule: max err {err:.4g} > bound {res.err_bound:.4g} (naive err {res.naive_err:.4g})"
+                           f", worst {worst}")
+        if finite and kvcache and res.mean_err > FA3_MEAN_MULT_KVCACHE * res.naive_mean_err + 1e-7:
+            reasons.append(f"FA3 kvcache mean rule: mean err {res.mean_err:.4g} > {FA3_MEAN_MULT_KVCACHE} x naive "
+                           f"mean {res.naive_mean_err:.4g}")
+    if finite:
+        ok, why = vllm_rule(out, ref, dtype_name)
+        if not ok:
+            reasons.append(why)
+    if lse is not None and ref_lse is not None:
+        ok, lerr, lbound, why = lse_rule(lse, ref_lse, softcap)
+        res.lse_err, res.lse_bound = lerr, lbound
+        if not ok:
+            reasons.append(why)
+    res.correct = not reasons
+    res.reason = "; ".join(reasons)
+    return res

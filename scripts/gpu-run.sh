@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One GPU-machine call: build (cmake + ninja, reusing build/gpu when the machine is warm), then the steps named
+# on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
+#   steps: build prims smoke tests eval-quick eval-full eval:<args> py:<script args>
+# Example: scripts/gpu-run.sh build prims smoke tests eval-quick
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+export FLASHSEEK_GIT_SHA=$(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD=build/gpu
+status=0
+
+step_build() {
+  local t0=$SECONDS
+  cmake -S . -B $BUILD -G Ninja -DFLASHSEEK_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)" \
+      >"$OUT/build.log" 2>&1 &&
+    ninja -C $BUILD >>"$OUT/build.log" 2>&1 || { echo "BUILD FAILED"; tail -40 "$OUT/build.log"; return 1; }
+  cp $BUILD/_C*.so python/flashseek/
+  grep -E "spill|lmem|C75" "$OUT/build.log" | sort -u | head -20
+  echo "build ok in $((SECONDS - t0)) s"
+}
+
+run_step() {
+  local step=$1
+  case $step in
+    build) step_build || exit 1 ;;
+    prims) (cd $BUILD && ctest --output-on-failure -L gpu) 2>&1 | tee "$OUT/prims.log" | tail -15 ;;
+    ctest) (cd $BUILD && ctest --output-on-failure) 2>&1 | tee "$OUT/ctest.log" | tail -15 ;;
+    smoke) python3 scripts/smoke_gpu.py 2>&1 | tee "$OUT/smoke.log" | tail -60 ;;
+    tests) python3 -m pytest tests/gpu tests/python -q -x --timeout=600 -p no:cacheprovider 2>&1 \
+             | tee "$OUT/pytest.log" | tail -40 ;;
+    eval-quick) python3 -m flashseek.eval.cli --quick --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
+    eval-full) python3 -m flashseek.eval.cli --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
+    eval:*) python3 -m flashseek.eval.cli ${step#eval:} --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
+    py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -60 ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+}
+
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+for step in "$@"; do
+  echo "=== $step"
+  run_step "$step"
+done
+exit $status

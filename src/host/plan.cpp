@@ -1,0 +1,96 @@
+// The launch decision of a call: tile, grid and splits, from host values only (graph-capture safe, and the same
+// for get_scheduler_metadata and the call that passes its result).
+#include <algorithm>
+#include <cstdint>
+
+#include "flashseek/flashseek.h"
+#include "split_heuristic.h"
+#include "tile_table.h"
+
+namespace flashseek {
+namespace {
+
+struct PlanInputs {
+  int batch;
+  int64_t total_q;
+  int num_heads_q;
+  int num_heads_kv;
+  int head_dim;
+  int head_dim_v;
+  int64_t max_seqlen_q;
+  int64_t max_seqlen_k;
+  int num_splits;
+};
+
+// Split partials beyond this many bytes cost more memory traffic than the parallelism they buy.
+constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
+
+LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
+  LaunchPlan plan;
+  const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
+  const TileShape tile = find_tile_shape(padded.head_dim, padded.head_dim_v);
+  if (tile.block_m == 0) {
+    throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
+                                         ", dv=" + std::to_string(in.head_dim_v));
+  }
+  plan.head_dim_padded = tile.head_dim;
+  plan.head_dim_v_padded = tile.head_dim_v;
+  plan.block_m = tile.block_m;
+  plan.block_n = tile.block_n;
+  plan.qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
+  const int64_t packed_rows = in.max_seqlen_q * plan.qheads_per_kvhead;
+  plan.num_m_blocks = static_cast<int>((packed_rows + tile.block_m - 1) / tile.block_m);
+
+  SplitInputs split;
+  split.batch = in.batch;
+  split.num_heads_kv = in.num_heads_kv;
+  split.num_m_blocks = plan.num_m_blocks;
+  split.max_seqlen_k = static_cast<int>(std::min<int64_t>(in.max_seqlen_k, INT32_MAX));
+  split.block_n = tile.block_n;
+  split.requested = in.num_splits;
+  split.num_sms = device.num_sms;
+  // Every tile's CTA takes the whole register file (384 threads at up to 232 registers): one per SM.
+  split.ctas_per_sm = 1;
+  int splits = choose_num_splits(split);
+  // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
+  // sized by total_q, which may include padding rows after the last sequence.
+  const size_t row_bytes = static_cast<size_t>(in.num_heads_q) * (tile.head_dim_v + 1) * sizeof(float);
+  const size_t decided_rows = static_cast<size_t>(in.batch) * static_cast<size_t>(in.max_seqlen_q);
+  while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
+  plan.num_splits = splits;
+  plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
+  plan.kernel_name = "attention_fwd_sm90";
+  return plan;
+}
+
+}  // namespace
+
+LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
+  PlanInputs in;
+  in.batch = a.batch_size;
+  in.total_q = a.q.shape[0];
+  in.num_heads_q = static_cast<int>(a.q.shape[1]);
+  in.num_heads_kv = static_cast<int>(a.k.shape[a.k.rank - 2]);
+  in.head_dim = static_cast<int>(a.q.shape[2]);
+  in.head_dim_v = static_cast<int>(a.v.shape[a.v.rank - 1]);
+  in.max_seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
+  in.max_seqlen_k = a.max_seqlen_k;
+  in.num_splits = a.num_splits;
+  return plan_for(in, device);
+}
+
+LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
+  PlanInputs in;
+  in.batch = a.batch_size;
+  in.total_q = static_cast<int64_t>(a.batch_size) * a.max_seqlen_q;  // workspace is not sized from this plan
+  in.num_heads_q = a.num_heads_q;
+  in.num_heads_kv = a.num_heads_kv;
+  in.head_dim = a.headdim;
+  in.head_dim_v = a.headdim_v;
+  in.max_seqlen_q = a.max_seqlen_q;
+  in.max_seqlen_k = a.max_seqlen_k;
+  in.num_splits = a.num_splits;
+  return plan_for(in, device);
+}
+
+}  // namespace flashseek

@@ -1,0 +1,223 @@
+// From validated arguments to kernel parameter blocks and launches. Host code only.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "../sm90/launch.h"
+#include "flashseek/flashseek.h"
+
+namespace flashseek {
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw Error(Error::Kind::kRuntime, std::string(what) + " failed: " + cudaGetErrorString(status));
+  }
+}
+
+ScalarType scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::kBFloat16: return ScalarType::kBFloat16;
+    case DType::kFloat16: return ScalarType::kFloat16;
+    default: return ScalarType::kFloat32;
+  }
+}
+
+template <class T>
+const T* ptr_or_null(const TensorView& t) {
+  return t.given() ? static_cast<const T*>(t.data) : nullptr;
+}
+
+FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* workspace) {
+  FwdParams p{};
+  p.q = a.q.data;
+  p.q_row_stride = a.q.stride[0];
+  p.q_head_stride = a.q.stride[1];
+  p.cu_seqlens_q = ptr_or_null<int>(a.cu_seqlens_q);
+  p.fixed_seqlen_q = a.cu_seqlens_q.given() ? 0 : static_cast<int>(a.fixed_seqlen_q);
+  p.total_q = static_cast<int>(a.q.shape[0]);
+
+  p.k = a.k.data;
+  p.v = a.v.data;
+  if (a.k.rank == 3) {
+    p.kv_layout = KVLayout::kVarlen;
+    p.k_row_stride = a.k.stride[0];
+    p.k_head_stride = a.k.stride[1];
+    p.v_row_stride = a.v.stride[0];
+    p.v_head_stride = a.v.stride[1];
+    p.total_k = static_cast<int>(a.k.shape[0]);
+    p.page_size = 1;
+  } else {
+    p.kv_layout = a.block_table.given() ? KVLayout::kPaged : KVLayout::kBatched;
+    p.k_page_stride = a.k.stride[0];
+    p.k_row_stride = a.k.stride[1];
+    p.k_head_stride = a.k.stride[2];
+    p.v_page_stride = a.v.stride[0];
+    p.v_row_stride = a.v.stride[1];
+    p.v_head_stride = a.v.stride[2];
+    p.num_pages = static_cast<int>(a.k.shape[0]);
+    p.page_size = static_cast<int>(a.k.shape[1]);
+  }
+  p.page_div = FastDiv::make(static_cast<uint32_t>(p.page_size > 0 ? p.page_size : 1));
+  p.cu_seqlens_k = ptr_or_null<int>(a.cu_seqlens_k);
+  p.seqused_k = ptr_or_null<int>(a.seqused_k);
+  p.block_table = ptr_or_null<int>(a.block_table);
+  p.block_table_stride = a.block_table.given() ? a.block_table.stride[0] : 0;
+  p.block_table_width = a.block_table.given() ? static_cast<int>(a.block_table.shape[1]) : 0;
+  p.leftpad_k = ptr_or_null<int>(a.leftpad_k);
+  p.cache_batch_idx = ptr_or_null<int>(a.cache_batch_idx);
+
+  p.out = a.out.data;
+  p.o_row_stride = a.out.stride[0];
+  p.o_head_stride = a.out.stride[1];
+  p.lse = a.softmax_lse.given() ? static_cast<float*>(a.softmax_lse.data) : nullptr;
+
+  p.num_splits = plan.num_splits;
+  if (plan.num_splits > 1) {
+    const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];
+    p.o_partial = static_cast<float*>(workspace);
+    p.lse_partial = p.o_partial + rows * plan.head_dim_v_padded;
+  }
+
+  p.batch = a.batch_size;
+  p.num_heads_q = static_cast<int>(a.q.shape[1]);
+  p.num_heads_kv = static_cast<int>(a.k.shape[a.k.rank - 2]);
+  p.qheads_per_kvhead = p.num_heads_q / p.num_heads_kv;
+  p.qheads_div = FastDiv::make(static_cast<uint32_t>(p.qheads_per_kvhead));
+  p.head_dim = static_cast<int>(a.q.shape[2]);
+  p.head_dim_v = static_cast<int>(a.v.shape[a.v.rank - 1]);
+
+  p.softmax_scale = a.softmax_scale > 0.f ? a.softmax_scale : 1.f / std::sqrt(static_cast<float>(p.head_dim));
+  p.softcap = a.softcap;
+  p.score_scale_log2 = a.softcap > 0.f ? kLog2e : p.softmax_scale * kLog2e;
+  p.causal = a.causal;
+  p.window_left = a.window_left;
+  p.window_right = a.causal ? 0 : a.window_right;
+  p.s_aux = a.s_aux.given() ? a.s_aux.data : nullptr;
+  p.s_aux_type = scalar_type(a.s_aux.dtype);
+  return p;
+}
+
+}  // namespace
+
+void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
+  if (a.batch_size <= 0 || plan.num_m_blocks <= 0 || a.q.shape[0] == 0) return;  // nothing to attend
+  if (plan.num_splits > 1 && workspace == nullptr) {
+    throw Error(Error::Kind::kValue, "workspace: expected " + std::to_string(plan.workspace_bytes) +
+                                         " bytes for the split partials, got none");
+  }
+  const FwdParams p = make_fwd_params(a, plan, workspace);
+  const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
+  check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, p,
+                                  plan.num_m_blocks, max_seqlen_q, static_cast<cudaStream_t>(stream)),
+             "flashseek forward launch");
+}
+
+void compute_scheduler_metadata(const SchedulerArgs& a, const LaunchPlan& plan, void* stream) {
+  const int header[8] = {SchedulerMetadataLayout::kMagic, plan.num_splits, plan.block_m, plan.block_n,
+                         a.batch_size, a.num_heads_q, a.num_heads_kv, 0};
+  check_cuda(sm90::launch_write_scheduler_metadata(static_cast<int*>(a.metadata_out.data), header, a.batch_size,
+                                                   plan.num_splits, static_cast<cudaStream_t>(stream)),
+             "flashseek scheduler metadata");
+}
+
+void run(const MergeArgs& a, void* stream) {
+  sm90::MergeParams p{};
+  p.prefix_out = a.prefix_out.data;
+  p.suffix_out = a.suffix_out.data;
+  p.out = a.out.data;
+  p.prefix_row_stride = a.prefix_out.stride[0];
+  p.prefix_head_stride = a.prefix_out.stride[1];
+  p.suffix_row_stride = a.suffix_out.stride[0];
+  p.suffix_head_stride = a.suffix_out.stride[1];
+  p.out_row_stride = a.out.stride[0];
+  p.out_head_stride = a.out.stride[1];
+  p.prefix_lse = static_cast<const float*>(a.prefix_lse.data);
+  p.suffix_lse = static_cast<const float*>(a.suffix_lse.data);
+  p.out_lse = a.out_lse.given() ? static_cast<float*>(a.out_lse.data) : nullptr;
+  p.num_tokens = static_cast<int>(a.out.shape[0]);
+  p.num_heads = static_cast<int>(a.out.shape[1]);
+  p.head_dim = static_cast<int>(a.out.shape[2]);
+  p.dtype = scalar_type(a.out.dtype);
+  check_cuda(sm90::launch_merge_attn_states(p, static_cast<cudaStream_t>(stream)), "flashseek merge_attn_states");
+}
+
+void run(const AppendKVArgs& a, void* stream) {
+  sm90::AppendKVParams p{};
+  p.k_cache = a.k_cache.data;
+  p.v_cache = a.v_cache.data;
+  p.k_page_stride = a.k_cache.stride[0];
+  p.k_row_stride = a.k_cache.stride[1];
+  p.k_head_stride = a.k_cache.stride[2];
+  p.v_page_stride = a.v_cache.stride[0];
+  p.v_row_stride = a.v_cache.stride[1];
+  p.v_head_stride = a.v_cache.stride[2];
+  p.paged = a.block_table.given();
+  p.block_table = ptr_or_null<int>(a.block_table);
+  p.block_table_stride = a.block_table.given() ? a.block_table.stride[0] : 0;
+  p.block_table_width = a.block_table.given() ? static_cast<int>(a.block_table.shape[1]) : 0;
+  p.page_size = static_cast<int>(a.k_cache.shape[1]);
+  p.num_pages = static_cast<int>(a.k_cache.shape[0]);
+  p.cache_seqlens = static_cast<const int*>(a.cache_seqlens.data);
+  p.cache_batch_idx = ptr_or_null<int>(a.cache_batch_idx);
+  if (a.k_new.given()) {
+    p.k_new = a.k_new.data;
+    p.v_new = a.v_new.data;
+    p.kn_batch_stride = a.k_new.stride[0];
+    p.kn_row_stride = a.k_new.stride[1];
+    p.kn_head_stride = a.k_new.stride[2];
+    p.vn_batch_stride = a.v_new.stride[0];
+    p.vn_row_stride = a.v_new.stride[1];
+    p.vn_head_stride = a.v_new.stride[2];
+    p.seqlen_new = static_cast<int>(a.k_new.shape[1]);
+  }
+  p.q = a.q.data;
+  p.q_batch_stride = a.q.stride[0];
+  p.q_row_stride = a.q.stride[1];
+  p.q_head_stride = a.q.stride[2];
+  p.seqlen_q = static_cast<int>(a.q.shape[1]);
+  if (a.rotary_cos.given()) {
+    p.q_rotated = a.q_rotated.data;
+    p.qr_batch_stride = a.q_rotated.stride[0];
+    p.qr_row_stride = a.q_rotated.stride[1];
+    p.qr_head_stride = a.q_rotated.stride[2];
+    p.rotary_cos = a.rotary_cos.data;
+    p.rotary_sin = a.rotary_sin.data;
+    p.rotary_row_stride = a.rotary_cos.stride[0];
+    p.rotary_rows = static_cast<int>(a.rotary_cos.shape[0]);
+    p.rotary_dim = static_cast<int>(2 * a.rotary_cos.shape[1]);
+  }
+  p.rotary_interleaved = a.rotary_interleaved;
+  p.q_positions_advance = a.causal;
+  p.batch = static_cast<int>(a.q.shape[0]);
+  p.num_heads_q = static_cast<int>(a.q.shape[2]);
+  p.num_heads_kv = static_cast<int>(a.k_cache.shape[2]);
+  p.head_dim = static_cast<int>(a.k_cache.shape[3]);
+  p.head_dim_v = static_cast<int>(a.v_cache.shape[3]);
+  p.dtype = scalar_type(a.q.dtype);
+  check_cuda(sm90::launch_append_kv(p, static_cast<cudaStream_t>(stream)), "flashseek append_kv");
+}
+
+DeviceInfo query_device(int device) {
+  // Attribute queries cost microseconds each; a call path runs this per call, so cache per device.
+  static DeviceInfo cache[64];
+  static bool known[64] = {};
+  if (device >= 0 && device < 64 && known[device]) return cache[device];
+  DeviceInfo info;
+  check_cuda(cudaDeviceGetAttribute(&info.num_sms, cudaDevAttrMultiProcessorCount, device), "device query");
+  check_cuda(cudaDeviceGetAttribute(&info.max_smem_per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+             "device query");
+  check_cuda(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device), "device query");
+  check_cuda(cudaDeviceGetAttribute(&info.cc_minor, cudaDevAttrComputeCapabilityMinor, device), "device query");
+  if (device >= 0 && device < 64) {
+    cache[device] = info;
+    known[device] = true;
+  }
+  return info;
+}
+
+}  // namespace flashseek

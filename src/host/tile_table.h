@@ -1,0 +1,55 @@
+// The tile shapes of the forward kernel, one row per padded head-dim pair. Shared by the host planner and the
+// kernel instantiations so the two can never disagree. Plain C++ (no CUDA) so CPU tests can read it.
+#pragma once
+
+namespace flashseek {
+
+struct TileShape {
+  int head_dim;    // padded head dim of q and k (columns of the Q and K tiles)
+  int head_dim_v;  // padded head dim of v and out
+  int block_m;     // packed query rows per CTA: two consumer warpgroups of 64 rows
+  int block_n;     // keys per mainloop step; a multiple of 16 (the k-step of P*V)
+  int stages;      // K/V pipeline depth
+};
+
+// Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit. Kept under the 227 KB opt-in limit.
+constexpr int tile_smem_bytes(const TileShape& t) {
+  return t.block_m * t.head_dim * 2 + t.stages * t.block_n * (t.head_dim + t.head_dim_v) * 2;
+}
+
+// Why these shapes: block_m 128 = two 64-row consumer warpgroups; block_n as large as registers allow for the
+// S accumulator (block_n / 2 floats per thread) beside O (head_dim_v / 2 floats) and P (block_n / 4 words).
+constexpr TileShape kTileShapes[] = {
+    {64, 64, 128, 128, 3},
+    {128, 128, 128, 128, 2},
+    {192, 128, 128, 128, 2},
+    {192, 192, 128, 112, 2},
+    {256, 256, 128, 80, 2},
+};
+
+constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
+
+// The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
+struct PaddedHeadDims {
+  int head_dim;
+  int head_dim_v;
+};
+
+constexpr PaddedHeadDims pad_head_dims(int d, int dv) {
+  if (d == 192 && dv == 128) return {192, 128};
+  if (d != dv) return {0, 0};
+  if (d <= 64) return {64, 64};
+  if (d <= 128) return {128, 128};
+  if (d <= 192) return {192, 192};
+  if (d <= 256) return {256, 256};
+  return {0, 0};
+}
+
+constexpr TileShape find_tile_shape(int padded_d, int padded_dv) {
+  for (const TileShape& t : kTileShapes) {
+    if (t.head_dim == padded_d && t.head_dim_v == padded_dv) return t;
+  }
+  return TileShape{0, 0, 0, 0, 0};
+}
+
+}  // namespace flashseek

@@ -1,0 +1,386 @@
+// Host-side validation of every entry point's arguments. It reads only host values (shapes, strides, dtypes,
+// devices, scalars): the binding must not read device data, so the contents of cu_seqlens, seqused_k and
+// block_table are the caller's contract. Order: missing arguments, unsupported features (so that an fp8 call
+// learns the real reason rather than a dtype rule), scalars, dtypes, devices, then shapes and strides.
+#include <cmath>
+#include <string>
+
+#include "flashseek/flashseek.h"
+#include "validate_util.h"
+
+namespace flashseek {
+namespace {
+
+using namespace detail;
+
+struct Named {
+  const TensorView& t;
+  const char* name;
+};
+
+constexpr DType kF16 = DType::kFloat16;
+constexpr DType kBF16 = DType::kBFloat16;
+constexpr DType kF32 = DType::kFloat32;
+constexpr DType kI32 = DType::kInt32;
+
+// ---- flash_attn_varlen_func ---------------------------------------------------------------------------------
+
+enum class KVMode { kVarlen, kPaged, kBatched };
+
+struct Dims {
+  int64_t total_q, hq, hkv, d, dv;
+};
+
+void reject_unsupported(const AttentionArgs& a) {
+  const char* fp8 = "(fp8 is not supported yet)";
+  for (Named n : {Named{a.q, "q"}, Named{a.k, "k"}, Named{a.v, "v"}})
+    if (n.t.dtype == DType::kFloat8E4M3)
+      fail(Kind::kNotSupported, n.name, std::string("float16 or bfloat16 ") + fp8, dtype_name(n.t.dtype));
+  for (Named n : {Named{a.q_descale, "q_descale"}, Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}})
+    require_absent(n.t, n.name, fp8, Kind::kNotSupported);
+  require_absent(a.q_v, "q_v", "(MLA decode with q_v is not supported yet)", Kind::kNotSupported);
+  if (a.cp_world_size < 1) fail(Kind::kValue, "cp_world_size", ">= 1", str(a.cp_world_size));
+  if (a.cp_world_size != 1)
+    fail(Kind::kNotSupported, "cp_world_size", "1 (context parallel is not supported yet)", str(a.cp_world_size));
+  require_absent(a.cp_tot_seqused_k, "cp_tot_seqused_k", "(context parallel is not supported yet)",
+                 Kind::kNotSupported);
+  if (a.cp_rank != 0) fail(Kind::kValue, "cp_rank", "0 when cp_world_size is 1", str(a.cp_rank));
+  if (a.dropout_p != 0.f)
+    fail(Kind::kNotSupported, "dropout_p", "0 (dropout is not supported yet)", str(a.dropout_p));
+  if (a.has_alibi) fail(Kind::kNotSupported, "alibi_slopes", "None (ALiBi is not supported yet)", "a tensor");
+  if (a.return_attn_probs)
+    fail(Kind::kNotSupported, "return_attn_probs",
+         "False (returning attention probabilities is not supported yet)", "True");
+}
+
+void check_scalars(const AttentionArgs& a) {
+  require_non_negative(a.max_seqlen_q, "max_seqlen_q");
+  require_non_negative(a.max_seqlen_k, "max_seqlen_k");
+  require_window(a.window_left, a.window_right);
+  if (!(std::isfinite(a.softcap) && a.softcap >= 0.f))
+    fail(Kind::kValue, "softcap", "a finite value >= 0 (0 = off)", str(a.softcap));
+  if (!std::isfinite(a.softmax_scale))
+    fail(Kind::kValue, "softmax_scale", "a finite value (<= 0 means d^-0.5)", str(a.softmax_scale));
+  require_num_splits(a.num_splits);
+}
+
+void check_dtypes(const AttentionArgs& a) {
+  require_dtype_in(a.q, "q", {kF16, kBF16});
+  require_dtype(a.k, "k", a.q.dtype, " (the dtype of q)");
+  require_dtype(a.v, "v", a.q.dtype, " (the dtype of q)");
+  require_dtype(a.out, "out", a.q.dtype, " (the dtype of q)");
+  if (a.softmax_lse.given()) require_dtype(a.softmax_lse, "softmax_lse", kF32);
+  if (a.s_aux.given()) require_dtype_in(a.s_aux, "s_aux", {kF32, kBF16, kF16});
+  for (Named n : {Named{a.cu_seqlens_q, "cu_seqlens_q"}, Named{a.cu_seqlens_k, "cu_seqlens_k"},
+                  Named{a.seqused_k, "seqused_k"}, Named{a.block_table, "block_table"},
+                  Named{a.leftpad_k, "cache_leftpad"}, Named{a.cache_batch_idx, "cache_batch_idx"},
+                  Named{a.scheduler_metadata, "scheduler_metadata"}})
+    if (n.t.given()) require_dtype(n.t, n.name, kI32);
+}
+
+void check_devices(const AttentionArgs& a) {
+  require_cuda(a.q, "q");
+  for (Named n : {Named{a.k, "k"}, Named{a.v, "v"}, Named{a.out, "out"}, Named{a.softmax_lse, "softmax_lse"},
+                  Named{a.cu_seqlens_q, "cu_seqlens_q"}, Named{a.cu_seqlens_k, "cu_seqlens_k"},
+                  Named{a.seqused_k, "seqused_k"}, Named{a.block_table, "block_table"}, Named{a.s_aux, "s_aux"},
+                  Named{a.scheduler_metadata, "scheduler_metadata"}, Named{a.leftpad_k, "cache_leftpad"},
+                  Named{a.cache_batch_idx, "cache_batch_idx"}})
+    require_device(n.t, n.name, a.q.device, "q");
+}
+
+// v must look like k except for its head dim.
+void require_like_k(const TensorView& v, const TensorView& k, const std::string& arg) {
+  bool same = v.rank == k.rank;
+  for (int i = 0; same && i + 1 < k.rank; ++i) same = v.shape[i] == k.shape[i];
+  if (same) return;
+  std::string expected = k.shape_string();
+  expected = expected.substr(0, expected.rfind(' ') + 1) + "dv)";
+  fail(Kind::kValue, arg, "shape " + expected + " matching k except the last dim", v.shape_string());
+}
+
+Dims check_qkv(const AttentionArgs& a) {
+  require_rank(a.q, "q", 3, "(total_q, Hq, d)");
+  if (a.k.rank != 3 && a.k.rank != 4)
+    fail(Kind::kValue, "k", "rank 3 (total_k, Hkv, d) or rank 4 (num_blocks, page_size, Hkv, d)",
+         "rank " + str(a.k.rank) + " with shape " + a.k.shape_string());
+  require_like_k(a.v, a.k, "v");
+
+  const Dims dims{a.q.shape[0], a.q.shape[1], a.k.shape[a.k.rank - 2], a.q.shape[2], a.v.shape[a.v.rank - 1]};
+  const int64_t dk = a.k.shape[a.k.rank - 1];
+  if (dk != dims.d) fail(Kind::kValue, "k", "head dim equal to q's d=" + str(dims.d), str(dk));
+  require_head_dims(dims.d, dims.dv, "q", "v");
+  if (dims.hkv < 1) fail(Kind::kValue, "k", "at least one KV head (Hkv = k.shape[-2])", "Hkv=" + str(dims.hkv));
+  if (dims.hq < 1 || dims.hq % dims.hkv != 0)
+    fail(Kind::kValue, "q", "a number of heads Hq that is a positive multiple of Hkv=" + str(dims.hkv),
+         "Hq=" + str(dims.hq));
+  // After the head dims: an odd head dim would otherwise surface as a misleading stride error.
+  for (Named n : {Named{a.q, "q"}, Named{a.k, "k"}, Named{a.v, "v"}}) require_aligned_rows(n.t, n.name);
+  return dims;
+}
+
+KVMode check_kv_mode(const AttentionArgs& a) {
+  if (!a.cu_seqlens_k.given() && !a.seqused_k.given())
+    fail(Kind::kValue, "cu_seqlens_k", "cu_seqlens_k (varlen KV) or seqused_k (paged or batched KV cache)",
+         "neither");
+  if (a.k.rank == 3) {
+    require_given(a.cu_seqlens_k, "cu_seqlens_k", " when k is rank 3 (varlen KV)");
+    require_absent(a.block_table, "block_table", "when k is rank 3 (varlen KV; a paged cache is rank 4)");
+    require_absent(a.cache_batch_idx, "cache_batch_idx", "when k is rank 3 (it selects rows of a batched cache)");
+    return KVMode::kVarlen;
+  }
+  // Rank 4 from here: with cu_seqlens_k ruled out, seqused_k is known to be given.
+  require_absent(a.cu_seqlens_k, "cu_seqlens_k", "when k is rank 4 (a paged or batched cache takes seqused_k)");
+  if (!a.block_table.given()) return KVMode::kBatched;
+  require_absent(a.cache_batch_idx, "cache_batch_idx",
+                 "with block_table (it selects rows of a batched cache, which is not paged)");
+  if (a.k.shape[1] < 1) fail(Kind::kValue, "k", "page_size (k.shape[1]) >= 1", str(a.k.shape[1]));
+  return KVMode::kPaged;
+}
+
+// B comes from cu_seqlens_q, or from q itself when every sequence has fixed_seqlen_q queries.
+// `source` says which, for the messages of the tensors that must agree with it.
+int64_t derive_batch_size(const AttentionArgs& a, const Dims& dims, std::string* source) {
+  const TensorView& cu = a.cu_seqlens_q;
+  if (cu.given()) {
+    if (cu.rank != 1 || cu.shape[0] < 1)
+      fail(Kind::kValue, "cu_seqlens_q", "shape (B+1,) with at least one entry", cu.shape_string());
+    require_contiguous(cu, "cu_seqlens_q");
+    *source = "from cu_seqlens_q";
+    return cu.shape[0] - 1;
+  }
+  if (a.fixed_seqlen_q <= 0)
+    fail(Kind::kValue, "cu_seqlens_q", "a tensor, or fixed_seqlen_q > 0 (batched q)",
+         "None with fixed_seqlen_q=" + str(a.fixed_seqlen_q));
+  if (dims.total_q % a.fixed_seqlen_q != 0)
+    fail(Kind::kValue, "q", "total_q = q.shape[0] a multiple of fixed_seqlen_q=" + str(a.fixed_seqlen_q),
+         "total_q=" + str(dims.total_q));
+  *source = "from q.shape[0] / fixed_seqlen_q";
+  return dims.total_q / a.fixed_seqlen_q;
+}
+
+void check_per_sequence(const AttentionArgs& a, KVMode mode, int64_t batch, const std::string& source) {
+  const std::string from = "B=" + str(batch) + " " + source;
+  const std::string why = " (batch size " + from + ")";
+  if (a.cu_seqlens_k.given()) require_vector(a.cu_seqlens_k, "cu_seqlens_k", batch + 1, " (B+1 with " + from + ")");
+  for (Named n : {Named{a.seqused_k, "seqused_k"}, Named{a.leftpad_k, "cache_leftpad"},
+                  Named{a.cache_batch_idx, "cache_batch_idx"}})
+    if (n.t.given()) require_vector(n.t, n.name, batch, why);
+
+  if (mode == KVMode::kPaged) {
+    const TensorView& bt = a.block_table;
+    require_rank(bt, "block_table", 2, "(B, max_blocks)");
+    if (bt.shape[0] != batch)
+      fail(Kind::kValue, "block_table", "shape (B, max_blocks) with " + from, bt.shape_string());
+    // Rows may be views into a wider table (row stride > width), but each row is read as a plain array.
+    require_last_dim_contiguous(bt, "block_table");
+    if (bt.stride[0] < 0) fail(Kind::kValue, "block_table", "a non-negative row stride", str(bt.stride[0]));
+  }
+  if (mode == KVMode::kBatched && !a.cache_batch_idx.given() && a.k.shape[0] < batch)
+    fail(Kind::kValue, "k", "at least B=" + str(batch) + " cache rows (k.shape[0]) without cache_batch_idx",
+         str(a.k.shape[0]));
+}
+
+void check_outputs_and_extras(const AttentionArgs& a, const Dims& dims, int64_t batch) {
+  require_shape(a.out, "out", {dims.total_q, dims.hq, dims.dv}, " (total_q, Hq, dv)");
+  require_aligned_rows(a.out, "out");
+  if (a.softmax_lse.given()) {
+    require_shape(a.softmax_lse, "softmax_lse", {dims.hq, dims.total_q}, " (Hq, total_q)");
+    require_contiguous(a.softmax_lse, "softmax_lse");
+  }
+  if (a.s_aux.given()) require_vector(a.s_aux, "s_aux", dims.hq, " (one sink per query head, Hq)");
+  if (a.scheduler_metadata.given())
+    require_vector(a.scheduler_metadata, "scheduler_metadata", SchedulerMetadataLayout::total_ints(batch),
+                   " (what get_scheduler_metadata returns for batch size " + str(batch) + ")");
+  // The grid is sized by max_seqlen_q: a smaller value than the real lengths would drop queries silently.
+  if (dims.total_q > 0 && a.max_seqlen_q < 1)
+    fail(Kind::kValue, "max_seqlen_q", ">= 1 when q has tokens (total_q=" + str(dims.total_q) + ")",
+         str(a.max_seqlen_q));
+  if (dims.total_q > 0 && !a.cu_seqlens_q.given() && a.max_seqlen_q < a.fixed_seqlen_q)
+    fail(Kind::kValue, "max_seqlen_q", ">= fixed_seqlen_q=" + str(a.fixed_seqlen_q), str(a.max_seqlen_q));
+}
+
+// ---- flash_attn_with_kvcache: append and rotary -------------------------------------------------------------
+
+// New keys k (B, S_new, Hkv, d) and values v (B, S_new, Hkv, dv): heads and head dims of the cache.
+void check_new_kv(const AppendKVArgs& a, int64_t batch) {
+  const TensorView& k = a.k_new;
+  require_rank(k, "k", 4, "(B, S_new, Hkv, d)");
+  require_shape(k, "k", {batch, k.shape[1], a.k_cache.shape[2], a.k_cache.shape[3]},
+                " (B from q.shape[0], Hkv and d of k_cache)");
+  require_shape(a.v_new, "v", {batch, k.shape[1], a.v_cache.shape[2], a.v_cache.shape[3]},
+                " (the shape of k with the head dim of v_cache)");
+  require_aligned_rows(k, "k");
+  require_aligned_rows(a.v_new, "v");
+}
+
+void check_rotary(const AppendKVArgs& a, int64_t d) {
+  if (a.rotary_cos.given() != a.rotary_sin.given())
+    fail(Kind::kValue, a.rotary_cos.given() ? "rotary_sin" : "rotary_cos",
+         "a tensor (rotary_cos and rotary_sin come together)", "None");
+  if (!a.rotary_cos.given()) return;
+  require_rank(a.rotary_cos, "rotary_cos", 2, "(S_max, rotary_dim / 2)");
+  require_shape(a.rotary_sin, "rotary_sin", {a.rotary_cos.shape[0], a.rotary_cos.shape[1]},
+                " (the shape of rotary_cos)");
+  for (Named n : {Named{a.rotary_cos, "rotary_cos"}, Named{a.rotary_sin, "rotary_sin"}})
+    require_contiguous(n.t, n.name);
+  const int64_t rotary_dim = 2 * a.rotary_cos.shape[1];
+  if (rotary_dim < 2 || rotary_dim > d)
+    fail(Kind::kValue, "rotary_cos", "rotary_dim = 2 * shape[1] in [2, d=" + str(d) + "]",
+         "rotary_dim=" + str(rotary_dim));
+  require_given(a.q_rotated, "q_rotated", " when rotary_cos is given");
+  require_shape(a.q_rotated, "q_rotated", {a.q.shape[0], a.q.shape[1], a.q.shape[2], a.q.shape[3]},
+                " (the shape of q)");
+  require_aligned_rows(a.q_rotated, "q_rotated");
+}
+
+}  // namespace
+
+void validate(AttentionArgs& a) {
+  require_given(a.q, "q");
+  require_given(a.k, "k");
+  require_given(a.v, "v");
+  require_given(a.out, "out", " (the binding allocates it when the caller passes none)");
+  reject_unsupported(a);
+  check_scalars(a);
+  check_dtypes(a);
+  check_devices(a);
+  const Dims dims = check_qkv(a);
+  const KVMode mode = check_kv_mode(a);
+  std::string source;
+  const int64_t batch = derive_batch_size(a, dims, &source);
+  check_per_sequence(a, mode, batch, source);
+  check_outputs_and_extras(a, dims, batch);
+  a.batch_size = static_cast<int>(batch);
+}
+
+void validate(SchedulerArgs& a) {
+  require_non_negative(a.batch_size, "batch_size");
+  require_non_negative(a.max_seqlen_q, "max_seqlen_q");
+  require_non_negative(a.max_seqlen_k, "max_seqlen_k");
+  if (a.num_heads_kv < 1) fail(Kind::kValue, "num_heads_kv", ">= 1", str(a.num_heads_kv));
+  if (a.num_heads_q < 1 || a.num_heads_q % a.num_heads_kv != 0)
+    fail(Kind::kValue, "num_heads_q", "a positive multiple of num_heads_kv=" + str(a.num_heads_kv),
+         str(a.num_heads_q));
+  if (a.qkv_dtype == DType::kFloat8E4M3)
+    fail(Kind::kNotSupported, "qkv_dtype", "float16 or bfloat16 (fp8 is not supported yet)", dtype_name(a.qkv_dtype));
+  if (a.qkv_dtype != kF16 && a.qkv_dtype != kBF16)
+    fail(Kind::kType, "qkv_dtype", "float16 or bfloat16", dtype_name(a.qkv_dtype));
+  require_head_dims(a.headdim, a.headdim_v, "headdim", "headdim_v");
+  require_non_negative(a.page_size, "page_size");
+  require_window(a.window_left, a.window_right);
+  require_num_splits(a.num_splits);
+
+  require_given(a.cache_seqlens, "cache_seqlens");
+  for (Named n : {Named{a.cache_seqlens, "cache_seqlens"}, Named{a.cu_seqlens_q, "cu_seqlens_q"},
+                  Named{a.metadata_out, "scheduler_metadata"}})
+    if (n.t.given()) require_dtype(n.t, n.name, kI32);
+  require_cuda(a.cache_seqlens, "cache_seqlens");
+  require_device(a.cu_seqlens_q, "cu_seqlens_q", a.cache_seqlens.device, "cache_seqlens");
+  require_device(a.metadata_out, "scheduler_metadata", a.cache_seqlens.device, "cache_seqlens");
+
+  const std::string why = " (batch_size=" + str(a.batch_size) + ")";
+  require_vector(a.cache_seqlens, "cache_seqlens", a.batch_size, why);
+  if (a.cu_seqlens_q.given()) require_vector(a.cu_seqlens_q, "cu_seqlens_q", a.batch_size + 1, " (batch_size + 1)");
+  if (a.metadata_out.given())
+    require_vector(a.metadata_out, "scheduler_metadata", SchedulerMetadataLayout::total_ints(a.batch_size),
+                   " (" + str(SchedulerMetadataLayout::kHeaderInts) + " header ints + one per sequence, batch_size=" +
+                       str(a.batch_size) + ")");
+}
+
+void validate(MergeArgs& a) {
+  const Named outs[] = {{a.out, "output"}, {a.prefix_out, "prefix_output"}, {a.suffix_out, "suffix_output"}};
+  const Named lses[] = {{a.prefix_lse, "prefix_lse"}, {a.suffix_lse, "suffix_lse"}, {a.out_lse, "output_lse"}};
+  for (const Named& n : outs) require_given(n.t, n.name);
+  require_given(a.prefix_lse, "prefix_lse");
+  require_given(a.suffix_lse, "suffix_lse");
+
+  require_dtype_in(a.out, "output", {kF16, kBF16, kF32});
+  for (const Named& n : outs) require_dtype(n.t, n.name, a.out.dtype, " (the dtype of output)");
+  for (const Named& n : lses)
+    if (n.t.given()) require_dtype(n.t, n.name, kF32);
+  require_cuda(a.out, "output");
+  for (const Named& n : outs) require_device(n.t, n.name, a.out.device, "output");
+  for (const Named& n : lses) require_device(n.t, n.name, a.out.device, "output");
+
+  require_rank(a.out, "output", 3, "(T, H, d)");
+  const int64_t tokens = a.out.shape[0], heads = a.out.shape[1], d = a.out.shape[2];
+  for (const Named& n : outs) {
+    require_shape(n.t, n.name, {tokens, heads, d}, " (the shape of output)");
+    require_last_dim_contiguous(n.t, n.name);
+  }
+  for (const Named& n : lses) {
+    if (!n.t.given()) continue;
+    require_shape(n.t, n.name, {heads, tokens}, " (H, T)");
+    require_contiguous(n.t, n.name);
+  }
+}
+
+// Argument names are those of flash_attn_with_kvcache: k_new is `k`, v_new is `v`, block_table is `page_table`.
+void validate(AppendKVArgs& a) {
+  require_given(a.q, "q");
+  require_given(a.k_cache, "k_cache");
+  require_given(a.v_cache, "v_cache");
+  require_given(a.cache_seqlens, "cache_seqlens");
+  if (a.k_new.given() != a.v_new.given())
+    fail(Kind::kValue, a.k_new.given() ? "v" : "k", "a tensor (new keys k and values v come together)", "None");
+
+  if (a.k_cache.dtype == DType::kFloat8E4M3)
+    fail(Kind::kNotSupported, "k_cache", "float16 or bfloat16 (fp8 is not supported yet)",
+         dtype_name(a.k_cache.dtype));
+  require_dtype_in(a.k_cache, "k_cache", {kF16, kBF16});
+  for (Named n : {Named{a.v_cache, "v_cache"}, Named{a.k_new, "k"}, Named{a.v_new, "v"}, Named{a.q, "q"},
+                  Named{a.q_rotated, "q_rotated"}, Named{a.rotary_cos, "rotary_cos"},
+                  Named{a.rotary_sin, "rotary_sin"}})
+    if (n.t.given()) require_dtype(n.t, n.name, a.k_cache.dtype, " (the dtype of k_cache)");
+  for (Named n : {Named{a.cache_seqlens, "cache_seqlens"}, Named{a.block_table, "page_table"},
+                  Named{a.cache_batch_idx, "cache_batch_idx"}, Named{a.leftpad_k, "cache_leftpad"}})
+    if (n.t.given()) require_dtype(n.t, n.name, kI32);
+
+  require_cuda(a.q, "q");
+  for (Named n : {Named{a.k_cache, "k_cache"}, Named{a.v_cache, "v_cache"}, Named{a.k_new, "k"},
+                  Named{a.v_new, "v"}, Named{a.q_rotated, "q_rotated"}, Named{a.rotary_cos, "rotary_cos"},
+                  Named{a.rotary_sin, "rotary_sin"}, Named{a.cache_seqlens, "cache_seqlens"},
+                  Named{a.block_table, "page_table"}, Named{a.cache_batch_idx, "cache_batch_idx"},
+                  Named{a.leftpad_k, "cache_leftpad"}})
+    require_device(n.t, n.name, a.q.device, "q");
+
+  require_rank(a.k_cache, "k_cache", 4, "(B_cache or num_blocks, S or page_size, Hkv, d)");
+  require_like_k(a.v_cache, a.k_cache, "v_cache");
+  const int64_t hkv = a.k_cache.shape[2], d = a.k_cache.shape[3];
+  require_head_dims(d, a.v_cache.shape[3], "k_cache", "v_cache");
+  if (hkv < 1) fail(Kind::kValue, "k_cache", "at least one KV head (Hkv = k_cache.shape[2])", "Hkv=" + str(hkv));
+  require_aligned_rows(a.k_cache, "k_cache");
+  require_aligned_rows(a.v_cache, "v_cache");
+
+  require_rank(a.q, "q", 4, "(B, Sq, Hq, d)");
+  const int64_t batch = a.q.shape[0];
+  if (a.q.shape[3] != d) fail(Kind::kValue, "q", "head dim equal to k_cache's d=" + str(d), str(a.q.shape[3]));
+  if (a.q.shape[2] < 1 || a.q.shape[2] % hkv != 0)
+    fail(Kind::kValue, "q", "a number of heads Hq that is a positive multiple of Hkv=" + str(hkv),
+         "Hq=" + str(a.q.shape[2]));
+  require_aligned_rows(a.q, "q");
+
+  if (a.k_new.given()) check_new_kv(a, batch);
+  check_rotary(a, d);
+
+  const std::string why = " (batch size B=" + str(batch) + " from q.shape[0])";
+  for (Named n : {Named{a.cache_seqlens, "cache_seqlens"}, Named{a.cache_batch_idx, "cache_batch_idx"},
+                  Named{a.leftpad_k, "cache_leftpad"}})
+    if (n.t.given()) require_vector(n.t, n.name, batch, why);
+  if (a.block_table.given()) {
+    require_absent(a.cache_batch_idx, "cache_batch_idx",
+                   "with page_table (it selects rows of a batched cache, which is not paged)");
+    require_rank(a.block_table, "page_table", 2, "(B, max_blocks)");
+    if (a.block_table.shape[0] != batch)
+      fail(Kind::kValue, "page_table", "shape (B, max_blocks) with B=" + str(batch) + " from q.shape[0]",
+           a.block_table.shape_string());
+    require_last_dim_contiguous(a.block_table, "page_table");
+    if (a.k_cache.shape[1] < 1)
+      fail(Kind::kValue, "k_cache", "page_size (k_cache.shape[1]) >= 1", str(a.k_cache.shape[1]));
+  } else if (!a.cache_batch_idx.given() && a.k_cache.shape[0] < batch) {
+    fail(Kind::kValue, "k_cache", "at least B=" + str(batch) + " cache rows without cache_batch_idx",
+         str(a.k_cache.shape[0]));
+  }
+}
+
+}  // namespace flashseek

@@ -1,0 +1,117 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "combine.h"
+#include "seqlen.h"
+
+namespace flashseek::sm90 {
+namespace {
+
+constexpr int kRowsPerCta = 8;  // one warp per row
+
+template <class Element>
+__device__ __forceinline__ Element from_float(float x);
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+
+__device__ __forceinline__ float sink_logit(const FwdParams& p, int head) {
+  switch (p.s_aux_type) {
+    case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p.s_aux)[head]);
+    case ScalarType::kFloat16: return __half2float(static_cast<const __half*>(p.s_aux)[head]);
+    default: return static_cast<const float*>(p.s_aux)[head];
+  }
+}
+
+template <class Element, int kDvPadded>
+__global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const __grid_constant__ FwdParams p) {
+  const int b = blockIdx.y;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const SequenceInfo seq = SequenceInfo::load(p, b);
+  const int row = blockIdx.x * kRowsPerCta + warp;  // token * Hq + head within the sequence
+  if (row >= seq.seqlen_q * p.num_heads_q) return;
+  const int token = row / p.num_heads_q;
+  const int head = row - token * p.num_heads_q;
+  const int64_t q_row = seq.q_start + token;
+  const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
+  const int64_t first = q_row * p.num_heads_q + head;
+
+  float lse_max = -INFINITY;
+  for (int s = lane; s < p.num_splits; s += 32) lse_max = fmaxf(lse_max, p.lse_partial[first + s * split_stride]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) lse_max = fmaxf(lse_max, __shfl_xor_sync(0xffffffff, lse_max, offset));
+
+  const float sink = p.s_aux != nullptr ? sink_logit(p, head) : -INFINITY;
+  const float top = fmaxf(lse_max, sink);
+
+  // Each lane owns columns 2 * lane + 64 * i.
+  constexpr int kPairs = (kDvPadded + 63) / 64;
+  float2 acc[kPairs];
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) acc[i] = make_float2(0.f, 0.f);
+  float total = 0.f;
+  if (top != -INFINITY) {
+    for (int s = 0; s < p.num_splits; ++s) {
+      const float lse = p.lse_partial[first + s * split_stride];
+      if (lse == -INFINITY) continue;
+      const float w = expf(lse - top);
+      total += w;
+      const float* o = p.o_partial + (first + s * split_stride) * kDvPadded;
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const int col = 2 * lane + 64 * i;
+        if (col < kDvPadded) {
+          const float2 v = *reinterpret_cast<const float2*>(o + col);
+          acc[i].x += w * v.x;
+          acc[i].y += w * v.y;
+        }
+      }
+    }
+    if (p.s_aux != nullptr) total += expf(sink - top);
+  }
+  const float inv = total > 0.f ? 1.f / total : 0.f;
+
+  Element* out = static_cast<Element*>(p.out) + q_row * p.o_row_stride + static_cast<int64_t>(head) * p.o_head_stride;
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const int col = 2 * lane + 64 * i;
+    if (col < p.head_dim_v) {
+      out[col] = from_float<Element>(acc[i].x * inv);
+      out[col + 1] = from_float<Element>(acc[i].y * inv);
+    }
+  }
+  if (p.lse != nullptr && lane == 0) {
+    p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total > 0.f ? top + logf(total) : -INFINITY;
+  }
+}
+
+}  // namespace
+
+template <class Element, int kDvPadded>
+cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStream_t stream) {
+  const int rows = max_seqlen_q * p.num_heads_q;
+  const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, p.batch);
+  if (grid.x == 0 || grid.y == 0) return cudaSuccess;
+  combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+#define FLASHSEEK_INSTANTIATE_COMBINE(Element, Dv) \
+  template cudaError_t launch_combine_splits<Element, Dv>(const FwdParams&, int, cudaStream_t);
+FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 64)
+FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 128)
+FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 192)
+FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 256)
+FLASHSEEK_INSTANTIATE_COMBINE(__half, 64)
+FLASHSEEK_INSTANTIATE_COMBINE(__half, 128)
+FLASHSEEK_INSTANTIATE_COMBINE(__half, 192)
+FLASHSEEK_INSTANTIATE_COMBINE(__half, 256)
+#undef FLASHSEEK_INSTANTIATE_COMBINE
+
+}  // namespace flashseek::sm90

@@ -1,0 +1,159 @@
+// A consumer warpgroup: 64 packed query rows against the CTA's key blocks.
+//
+// Per key block n (visited last to first, so the blocks that need masking come first):
+//   S = Q K_n^T (wgmma, both operands in shared memory), soft cap, mask, online softmax, P = bf16(S),
+//   O += P V_n (wgmma, P from registers).
+// The QK^T of block n is issued together with the P*V of block n+1, so the tensor cores work on one while
+// the softmax of the other runs (the rescale of O waits for that P*V to retire).
+#pragma once
+
+#include "epilogue.h"
+#include "fwd_params.h"
+#include "kernel_traits.h"
+#include "mask.h"
+#include "prims/convert.h"
+#include "prims/mbarrier.h"
+#include "prims/wgmma.h"
+#include "seqlen.h"
+#include "softmax.h"
+
+namespace flashseek::sm90 {
+
+template <class Traits>
+struct Consumer {
+  using Element = typename Traits::Element;
+  static constexpr int kN = Traits::kBlockN;
+  static constexpr int kSRegs = kN / 2;
+  static constexpr int kPRegs = kN / 4;
+  static constexpr int kORegs = Traits::kDv / 2;
+
+  // S = Q K^T over the head dim, 16 columns per wgmma; the first step overwrites S.
+  __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
+    const uint32_t q_rows = smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
+    const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
+#pragma unroll
+    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+      const uint32_t in_row = (ks % 4) * 32;
+      const uint64_t desc_a =
+          make_smem_desc_sw128(q_rows + (ks / 4) * Traits::QTile::kColumnBlockBytes + in_row, 16, 1024);
+      const uint64_t desc_b =
+          make_smem_desc_sw128(k_tile + (ks / 4) * Traits::KTile::kColumnBlockBytes + in_row, 16, 1024);
+      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+    }
+  }
+
+  // O (+)= P V over the block's keys, 16 keys per wgmma.
+  __device__ __forceinline__ static void pv_gemm(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
+                                                 uint32_t smem_base, int stage, bool accumulate) {
+    const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
+#pragma unroll
+    for (int kk = 0; kk < kN / 16; ++kk) {
+      const uint64_t desc_b =
+          make_smem_desc_sw128(v_tile + kk * 16 * Traits::VTile::kRowBytes, Traits::VTile::kColumnBlockBytes, 1024);
+      const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
+      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+    }
+  }
+
+  // Accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of wgmma.
+  __device__ __forceinline__ static void convert_p(const float (&s)[kSRegs], uint32_t (&pf)[kPRegs]) {
+#pragma unroll
+    for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+  }
+
+  __device__ __forceinline__ static void release(uint32_t barrier, int lane) {
+    if (lane == 0) mbarrier_arrive(barrier);
+  }
+
+  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int kv_head,
+                             int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg, int tid) {
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const uint32_t base = smem_addr(smem);
+
+    // Rows g and g + 8 of this warp's 16, as packed rows and as query tokens.
+    const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
+    const int row_tok[2] = {p.qheads_div.div(packed_row0), p.qheads_div.div(packed_row0 + 8)};
+
+    float o[kORegs];
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o[i] = 0.f;
+    float s[kSRegs];
+    uint32_t pf[kPRegs];
+    OnlineSoftmax<kN> softmax;
+    softmax.init();
+    const float scale_log2 = p.score_scale_log2;
+    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale / p.softcap : 0.f;
+
+    auto transform_scores = [&](int n) {
+      if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
+      if (mask.block_needs_mask(n, kN)) mask.template apply<kN>(s, n, row_tok, lane);
+    };
+
+    const int n_iters = n_end - n_begin;
+    if (n_iters > 0) {
+      mbarrier_wait(base + Traits::q_full_barrier(), 0);
+      mbarrier_wait(base + Traits::k_full_barrier(0), 0);
+      fence_proxy_async_shared();
+      wgmma_fence();
+      qk_gemm(s, base, 0, wg);
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      fence_operands(s);
+      release(base + Traits::k_empty_barrier(0), lane);
+      transform_scores(n_end - 1);
+      float correction[2];
+      softmax.update(s, scale_log2, correction);
+      convert_p(s, pf);
+
+      for (int it = 1; it < n_iters; ++it) {
+        const int n = n_end - 1 - it;
+        const int stage = it % Traits::kStages;
+        const uint32_t phase = (it / Traits::kStages) & 1;
+        const int prev_stage = (it - 1) % Traits::kStages;
+        const uint32_t prev_phase = ((it - 1) / Traits::kStages) & 1;
+
+        mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
+        fence_proxy_async_shared();
+        wgmma_fence();
+        qk_gemm(s, base, stage, wg);
+        wgmma_commit_group();
+        mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
+        fence_proxy_async_shared();
+        wgmma_fence();
+        pv_gemm(o, pf, base, prev_stage, it > 1);
+        wgmma_commit_group();
+
+        wgmma_wait_group<1>();  // S is ready; P*V may still run
+        fence_operands(s);
+        release(base + Traits::k_empty_barrier(stage), lane);
+        transform_scores(n);
+        softmax.update(s, scale_log2, correction);
+
+        wgmma_wait_group<0>();
+        fence_operands(o);
+        fence_operands(pf);
+        release(base + Traits::v_empty_barrier(prev_stage), lane);
+        scale_rows(o, correction);
+        convert_p(s, pf);
+      }
+
+      const int last = n_iters - 1;
+      const int stage = last % Traits::kStages;
+      mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
+      fence_proxy_async_shared();
+      wgmma_fence();
+      pv_gemm(o, pf, base, stage, n_iters > 1);
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      fence_operands(o);
+      release(base + Traits::v_empty_barrier(stage), lane);
+    }
+
+    softmax.reduce_sums();
+    Epilogue<Traits>::run(p, seq, kv_head, row_begin, split, softmax.row_max, softmax.row_sum, row_tok, o, smem,
+                          wg, tid);
+  }
+};
+
+}  // namespace flashseek::sm90

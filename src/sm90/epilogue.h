@@ -1,0 +1,131 @@
+// Finishing a consumer warpgroup's 64 rows: normalisation (with the sink logit when given), LSE, and the
+// store. Without splits O goes through shared memory (the warpgroup's own Q rows, no longer read) so that global
+// stores are 16 bytes wide; with splits the fp32 partial and its LSE go to the workspace for the combine kernel.
+#pragma once
+
+#include <cmath>
+
+#include "fwd_params.h"
+#include "kernel_traits.h"
+#include "prims/async_copy.h"
+#include "prims/convert.h"
+#include "prims/mbarrier.h"
+#include "seqlen.h"
+
+namespace flashseek::sm90 {
+
+__device__ __forceinline__ float load_scalar(const void* ptr, ScalarType type, int i) {
+  switch (type) {
+    case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(ptr)[i]);
+    case ScalarType::kFloat16: return __half2float(static_cast<const __half*>(ptr)[i]);
+    default: return static_cast<const float*>(ptr)[i];
+  }
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <class Traits>
+struct Epilogue {
+  using Element = typename Traits::Element;
+  static constexpr int kORegs = Traits::kDv / 2;
+
+  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
+                             const float (&row_max)[2], const float (&row_sum)[2], const int (&row_tok)[2],
+                             const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const int G = p.qheads_per_kvhead;
+    const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
+    const bool with_sinks = p.s_aux != nullptr && p.num_splits == 1;  // with splits the combine adds them
+
+    float factor[2];
+    float lse[2];
+    int head[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int packed = packed_row0 + 8 * r;
+      head[r] = kv_head * G + (packed - row_tok[r] * G);
+      const float m_log2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * p.score_scale_log2;
+      const float sum = row_sum[r];
+      if (with_sinks) {
+        const float sink_log2 = load_scalar(p.s_aux, p.s_aux_type, head[r]) * kLog2e;
+        const float top = fmaxf(m_log2, sink_log2);
+        const float kept = exp2f(m_log2 - top);  // 0 when the row saw no key
+        const float total = sum * kept + exp2f(sink_log2 - top);
+        factor[r] = kept / total;
+        lse[r] = (top + log2f(total)) * kLn2;
+      } else {
+        factor[r] = sum > 0.f ? 1.f / sum : 0.f;
+        lse[r] = sum > 0.f ? (m_log2 + log2f(sum)) * kLn2 : -INFINITY;
+      }
+    }
+
+    if (p.num_splits > 1) {
+      store_partial(p, seq, split, head, row_tok, factor, lse, o, lane);
+      return;
+    }
+
+    if (p.lse != nullptr && (lane & 3) == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        if (row_tok[r] < seq.seqlen_q) {
+          p.lse[static_cast<int64_t>(head[r]) * p.total_q + seq.q_start + row_tok[r]] = lse[r];
+        }
+      }
+    }
+
+    // Stage this warpgroup's 64 rows in its own rows of the Q tile.
+    const uint32_t q_tile = smem_addr(smem) + Traits::kQOffset;
+    const int tile_row0 = 64 * wg + 16 * warp + lane / 4;
+#pragma unroll
+    for (int j = 0; j < Traits::kDv / 8; ++j) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const uint32_t word = pack2<Element>(o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
+        const uint32_t addr = q_tile + Traits::QTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(word) : "memory");
+      }
+    }
+    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + wg, 128);
+
+    constexpr int kChunks = Traits::kDv / 8;
+    const int valid_chunks = p.head_dim_v / 8;
+    Element* out = static_cast<Element*>(p.out);
+    for (int idx = tid; idx < 64 * kChunks; idx += 128) {
+      const int row = idx / kChunks;
+      const int chunk = idx - row * kChunks;
+      const int packed = row_begin + 64 * wg + row;
+      const int token = p.qheads_div.div(packed);
+      if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
+      const int h = kv_head * G + (packed - token * G);
+      uint4 value;
+      const uint32_t addr = q_tile + Traits::QTile::chunk_offset(64 * wg + row, chunk);
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                   : "r"(addr));
+      Element* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
+                     static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
+      *reinterpret_cast<uint4*>(dst) = value;
+    }
+  }
+
+  __device__ static void store_partial(const FwdParams& p, const SequenceInfo& seq, int split, const int (&head)[2],
+                                       const int (&row_tok)[2], const float (&factor)[2], const float (&lse)[2],
+                                       const float (&o)[kORegs], int lane) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (row_tok[r] >= seq.seqlen_q) continue;
+      const int64_t row = (static_cast<int64_t>(split) * p.total_q + seq.q_start + row_tok[r]) * p.num_heads_q + head[r];
+      if ((lane & 3) == 0) p.lse_partial[row] = lse[r];
+      float* dst = p.o_partial + row * Traits::kDv + 2 * (lane & 3);
+#pragma unroll
+      for (int j = 0; j < Traits::kDv / 8; ++j) {
+        *reinterpret_cast<float2*>(dst + 8 * j) =
+            make_float2(o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
+      }
+    }
+  }
+};
+
+}  // namespace flashseek::sm90

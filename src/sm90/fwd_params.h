@@ -1,0 +1,104 @@
+// The plain parameter block of one forward launch: the only border between the host library and the kernels.
+// Strides are in elements; everything the kernel must not recompute per element is precomputed here.
+#pragma once
+
+#include <cstdint>
+
+namespace flashseek {
+
+// Division by a run-time constant with a multiply and a shift (dividends below 2^31).
+struct FastDiv {
+  uint32_t divisor = 1;
+  uint32_t multiplier = 0;
+  uint32_t shift = 0;
+
+  static FastDiv make(uint32_t d) {
+    FastDiv f;
+    f.divisor = d;
+    if (d > 1) {
+      uint32_t log2_ceil = 0;
+      while ((1ull << log2_ceil) < d) ++log2_ceil;
+      const uint32_t p = 31 + log2_ceil;
+      f.multiplier = static_cast<uint32_t>(((1ull << p) + d - 1) / d);
+      f.shift = p - 32;
+    }
+    return f;
+  }
+#ifdef __CUDACC__
+  __device__ __forceinline__ int div(int n) const {
+    return divisor == 1 ? n : static_cast<int>(__umulhi(static_cast<uint32_t>(n), multiplier) >> shift);
+  }
+#endif
+  int div_host(int n) const {
+    return divisor == 1 ? n
+                        : static_cast<int>((static_cast<uint64_t>(static_cast<uint32_t>(n)) * multiplier >> 32) >>
+                                           shift);
+  }
+};
+
+enum class KVLayout : int32_t {
+  kVarlen = 0,   // rows of all sequences back to back; sequence b starts at cu_seqlens_k[b]
+  kPaged = 1,    // block_table[b][j / page_size] names the page of key j
+  kBatched = 2,  // one page per sequence (page = the sequence's cache row, page_size = its capacity)
+};
+
+enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
+
+struct FwdParams {
+  // Queries: row = token, (total_q, Hq, d). Sequence b's tokens start at cu_seqlens_q[b], or b * fixed_seqlen_q.
+  const void* q;
+  int64_t q_row_stride;
+  int64_t q_head_stride;
+  const int* cu_seqlens_q;
+  int fixed_seqlen_q;
+  int total_q;
+
+  // Keys and values (see KVLayout). page_stride: stride between pages (paged) or cache rows (batched).
+  const void* k;
+  const void* v;
+  int64_t k_row_stride, k_head_stride, k_page_stride;
+  int64_t v_row_stride, v_head_stride, v_page_stride;
+  KVLayout kv_layout;
+  const int* cu_seqlens_k;
+  const int* seqused_k;
+  const int* block_table;
+  int64_t block_table_stride;
+  int block_table_width;
+  int num_pages;  // rows of the cache's first dim: page ids are clamped to it
+  int total_k;    // varlen: rows of k; start rows are clamped to it
+  int page_size;
+  FastDiv page_div;
+  const int* leftpad_k;
+  const int* cache_batch_idx;
+
+  // Output (total_q, Hq, dv) in q's dtype; LSE (Hq, total_q) float32 when non-null.
+  void* out;
+  int64_t o_row_stride;
+  int64_t o_head_stride;
+  float* lse;
+
+  // Split-KV partials: o_partial (num_splits, total_q, Hq, head_dim_v_padded), lse_partial (num_splits, total_q, Hq).
+  float* o_partial;
+  float* lse_partial;
+  int num_splits;
+
+  int batch;
+  int num_heads_q;
+  int num_heads_kv;
+  int qheads_per_kvhead;
+  FastDiv qheads_div;
+  int head_dim;    // the call's d and dv; the kernel's tile may be wider (zero-padded)
+  int head_dim_v;
+
+  // Logits: s = q.k * softmax_scale; with softcap c > 0, s = c * tanh(s / c). Then sinks and masks.
+  float softmax_scale;
+  float softcap;               // 0: off
+  float score_scale_log2;      // folds softmax_scale (or 1 with softcap) and log2(e) for exp2
+  bool causal;
+  int window_left;             // -1: unbounded
+  int window_right;            // -1: unbounded (causal forces 0)
+  const void* s_aux;           // (Hq,) sinks, or null
+  ScalarType s_aux_type;
+};
+
+}  // namespace flashseek

@@ -1,0 +1,65 @@
+// Compile-time shape of one forward kernel: tiles, threads, register budgets and the shared-memory map.
+#pragma once
+
+#include <cstdint>
+
+#include "../host/tile_table.h"
+#include "prims/smem_tile.h"
+
+namespace flashseek::sm90 {
+
+template <class Element_, int kHeadDim, int kHeadDimV>
+struct FwdKernelTraits {
+  using Element = Element_;
+  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV);
+  static_assert(kShape.block_m == 128, "two consumer warpgroups of 64 rows");
+  static constexpr int kD = kHeadDim;
+  static constexpr int kDv = kHeadDimV;
+  static constexpr int kBlockM = kShape.block_m;
+  static constexpr int kBlockN = kShape.block_n;
+  static constexpr int kStages = kShape.stages;
+  static_assert(kBlockN % 16 == 0, "P*V steps over keys 16 at a time");
+
+  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
+  // Registers per thread after setmaxnreg: the gathering producer keeps enough for its address arithmetic;
+  // consumers hold S (kBlockN / 2 floats), P (kBlockN / 4 words) and O (kDv / 2 floats) at once.
+  // 128 * 40 + 256 * 232 = 64512 <= 65536.
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = 232;
+
+  using QTile = SwizzledTile<kBlockM, kD>;
+  using KTile = SwizzledTile<kBlockN, kD>;
+  using VTile = SwizzledTile<kBlockN, kDv>;
+  static_assert(kDv <= kD, "the output is staged in the Q tile");
+
+  // Shared-memory map (byte offsets from a 1024-byte aligned base).
+  static constexpr uint32_t kQOffset = 0;
+  static constexpr uint32_t kKOffset = kQOffset + QTile::kBytes;
+  static constexpr uint32_t kVOffset = kKOffset + kStages * KTile::kBytes;
+  // Per key row of the block being loaded: the element offsets of its K and V rows, double buffered.
+  static constexpr uint32_t kRowOffsetsOffset = kVOffset + kStages * VTile::kBytes;
+  static constexpr uint32_t kRowOffsetsBytes = 2 * 2 * kBlockN * sizeof(int64_t);
+  static constexpr uint32_t kBarrierOffset = kRowOffsetsOffset + kRowOffsetsBytes;
+  // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty.
+  static constexpr int kNumBarriers = 1 + 4 * kStages;
+  static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * sizeof(uint64_t);
+  static_assert(kSmemBytes <= 232448, "over the 227 KB shared-memory limit of sm_90");
+  static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && KTile::kBytes % 1024 == 0 &&
+                    VTile::kBytes % 1024 == 0,
+                "swizzle atoms need 1024-byte aligned tiles");
+
+  __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
+  __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }
+  __host__ __device__ static constexpr uint32_t k_empty_barrier(int s) {
+    return kBarrierOffset + 8 * (1 + kStages + s);
+  }
+  __host__ __device__ static constexpr uint32_t v_full_barrier(int s) {
+    return kBarrierOffset + 8 * (1 + 2 * kStages + s);
+  }
+  __host__ __device__ static constexpr uint32_t v_empty_barrier(int s) {
+    return kBarrierOffset + 8 * (1 + 3 * kStages + s);
+  }
+};
+
+}  // namespace flashseek::sm90

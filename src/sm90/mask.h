@@ -1,0 +1,83 @@
+// The attention mask of one CTA: it decides which key blocks the mainloop visits, which of those need
+// element-wise masking, and masks an S accumulator tile.
+//
+// Query token i (of seqlen_q) sees key j (of seqlen_k) iff j < seqlen_k and
+//   i + (seqlen_k - seqlen_q) - left <= j <= i + (seqlen_k - seqlen_q) + right     (bottom-right aligned),
+// where an unbounded side is kUnbounded. Packed rows: row r of a CTA is token r / G, query head r % G.
+#pragma once
+
+#include <cmath>
+
+#include "fwd_params.h"
+
+namespace flashseek::sm90 {
+
+struct AttentionMask {
+  static constexpr int kUnbounded = 1 << 30;
+
+  int seqlen_q;
+  int seqlen_k;
+  int diag;   // seqlen_k - seqlen_q
+  int left;
+  int right;
+  int tok_min;  // first and last query token of this CTA's rows that exist
+  int tok_max;
+
+  __device__ __forceinline__ static AttentionMask make(const FwdParams& p, int seqlen_q, int seqlen_k,
+                                                       int row_begin, int row_count) {
+    AttentionMask m;
+    m.seqlen_q = seqlen_q;
+    m.seqlen_k = seqlen_k;
+    m.diag = seqlen_k - seqlen_q;
+    m.right = p.causal ? 0 : (p.window_right < 0 ? kUnbounded : p.window_right);
+    m.left = p.window_left < 0 ? kUnbounded : p.window_left;
+    const int rows_in_seq = seqlen_q * p.qheads_per_kvhead;
+    const int row_end = min(row_begin + row_count, rows_in_seq);
+    m.tok_min = p.qheads_div.div(row_begin);
+    m.tok_max = p.qheads_div.div(max(row_end - 1, row_begin));
+    return m;
+  }
+
+  // Key blocks [n_begin, n_end) that hold at least one visible key for some row of the CTA.
+  __device__ __forceinline__ void block_range(int block_n, int& n_begin, int& n_end) const {
+    int key_end = seqlen_k;
+    if (right != kUnbounded) key_end = min(key_end, tok_max + diag + right + 1);
+    n_end = key_end <= 0 ? 0 : (key_end + block_n - 1) / block_n;
+    n_begin = 0;
+    if (left != kUnbounded) {
+      const int key_begin = tok_min + diag - left;
+      n_begin = key_begin <= 0 ? 0 : key_begin / block_n;
+    }
+    if (n_begin > n_end) n_begin = n_end;
+  }
+
+  // Whether some element of key block n is masked for some row (else the block skips masking).
+  __device__ __forceinline__ bool block_needs_mask(int n, int block_n) const {
+    const int first = n * block_n;
+    const int last = first + block_n - 1;
+    return last >= seqlen_k || (right != kUnbounded && last > tok_min + diag + right) ||
+           (left != kUnbounded && first < tok_max + diag - left);
+  }
+
+  // Masks the m64 x kN accumulator tile of one thread: rows `row_tok[0..1]` (tokens of accumulator rows g and
+  // g + 8), columns n * kN + 8 * j + 2 * (lane % 4) + {0, 1}.
+  template <int kN>
+  __device__ __forceinline__ void apply(float (&s)[kN / 2], int n, const int (&row_tok)[2], int lane) const {
+    const int col0 = n * kN + 2 * (lane & 3);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : row_tok[r] + diag + right);
+      const int lo = left == kUnbounded ? -kUnbounded : row_tok[r] + diag - left;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = col0 + 8 * j + e;
+          if (col > hi || col < lo) s[4 * j + 2 * r + e] = -INFINITY;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace flashseek::sm90

@@ -1,0 +1,121 @@
+// The producer warpgroup: gathers the CTA's packed query rows once, then streams K and V blocks into the
+// stage ring with 16-byte cp.async copies, in the order the consumers visit them (last block first).
+// Rows past a sequence's end and columns past the call's head dim are zero-filled, never read: that keeps
+// garbage (NaN, Inf) in unused cache slots out of the output and pads head dims up to the tile.
+#pragma once
+
+#include "fwd_params.h"
+#include "kernel_traits.h"
+#include "prims/async_copy.h"
+#include "prims/mbarrier.h"
+#include "seqlen.h"
+
+namespace flashseek::sm90 {
+
+enum : uint32_t { kProducerBarrierId = 3 };  // named barrier among the 128 producer threads
+
+template <class Traits>
+struct Producer {
+  using Element = typename Traits::Element;
+  static constexpr int kThreads = 128;
+
+  // Rows [row_begin, row_begin + kBlockM) of the packed (token, query head) space of KV head `kv_head`.
+  __device__ __forceinline__ static void load_q(const FwdParams& p, const SequenceInfo& seq, int row_begin,
+                                                int kv_head, uint32_t smem_base, int tid) {
+    constexpr int kChunks = Traits::QTile::kChunksPerRow;
+    const int valid_chunks = p.head_dim / 8;
+    const Element* q = static_cast<const Element*>(p.q);
+    for (int idx = tid; idx < Traits::kBlockM * kChunks; idx += kThreads) {
+      const int row = idx / kChunks;
+      const int chunk = idx - row * kChunks;
+      const int packed = row_begin + row;
+      const int token = p.qheads_div.div(packed);
+      const int head = kv_head * p.qheads_per_kvhead + (packed - token * p.qheads_per_kvhead);
+      const bool valid = token < seq.seqlen_q && chunk < valid_chunks;
+      const Element* src = valid ? q + static_cast<int64_t>(seq.q_start + token) * p.q_row_stride +
+                                       static_cast<int64_t>(head) * p.q_head_stride + chunk * 8
+                                 : q;
+      cp_async_16_zfill(smem_base + Traits::kQOffset + Traits::QTile::chunk_offset(row, chunk), src, valid);
+    }
+    cp_async_arrive_on(smem_base + Traits::q_full_barrier());
+  }
+
+  // Element offsets (from the KV head's base) of the K and V rows of keys [n * kBlockN, (n + 1) * kBlockN),
+  // or -1 for keys past the sequence.
+  __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int b,
+                                                             int n, int64_t* k_off, int64_t* v_off, int tid) {
+    for (int r = tid; r < Traits::kBlockN; r += kThreads) {
+      const int key = n * Traits::kBlockN + r;
+      int64_t ko = -1, vo = -1;
+      if (key < seq.seqlen_k) {
+        const int kp = seq.k_first + key;
+        if (p.kv_layout == KVLayout::kPaged) {
+          const int col = p.page_div.div(kp);
+          const int in_page = kp - col * p.page_size;
+          int page = p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col];
+          page = max(0, min(page, p.num_pages - 1));
+          ko = page * p.k_page_stride + in_page * p.k_row_stride;
+          vo = page * p.v_page_stride + in_page * p.v_row_stride;
+        } else if (p.kv_layout == KVLayout::kBatched) {
+          ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
+          vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
+        } else {
+          ko = static_cast<int64_t>(kp) * p.k_row_stride;
+          vo = static_cast<int64_t>(kp) * p.v_row_stride;
+        }
+      }
+      k_off[r] = ko;
+      v_off[r] = vo;
+    }
+  }
+
+  template <class Tile>
+  __device__ __forceinline__ static void load_rows(const Element* base, const int64_t* row_off, int valid_chunks,
+                                                   uint32_t tile_smem, int tid) {
+    constexpr int kChunks = Tile::kChunksPerRow;
+    for (int idx = tid; idx < Traits::kBlockN * kChunks; idx += kThreads) {
+      const int row = idx / kChunks;
+      const int chunk = idx - row * kChunks;
+      const int64_t off = row_off[row];
+      const bool valid = off >= 0 && chunk < valid_chunks;
+      const Element* src = valid ? base + off + chunk * 8 : base;
+      cp_async_16_zfill(tile_smem + Tile::chunk_offset(row, chunk), src, valid);
+    }
+  }
+
+  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
+                             int n_begin, int n_end, uint8_t* smem, int tid) {
+    const uint32_t smem_base = smem_addr(smem);
+    load_q(p, seq, row_begin, kv_head, smem_base, tid);
+
+    const Element* k = static_cast<const Element*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
+    const Element* v = static_cast<const Element*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
+    int64_t* offsets = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
+    const int k_chunks = p.head_dim / 8;
+    const int v_chunks = p.head_dim_v / 8;
+
+    for (int it = 0, n = n_end - 1; n >= n_begin; ++it, --n) {
+      const int stage = it % Traits::kStages;
+      const uint32_t phase = (it / Traits::kStages) & 1;
+      int64_t* k_off = offsets + (it & 1) * 2 * Traits::kBlockN;
+      int64_t* v_off = k_off + Traits::kBlockN;
+      compute_row_offsets(p, seq, b, n, k_off, v_off, tid);
+      // Offsets of this block are complete; the other buffer was last read before the previous sync.
+      named_barrier_sync(kProducerBarrierId, kThreads);
+
+      mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+      load_rows<typename Traits::KTile>(k, k_off, k_chunks,
+                                        smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
+      cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
+
+      mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
+      load_rows<typename Traits::VTile>(v, v_off, v_chunks,
+                                        smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
+      cp_async_arrive_on(smem_base + Traits::v_full_barrier(stage));
+    }
+    // Copies still in flight complete on their own; waiting keeps a retiring warp from leaving them behind.
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  }
+};
+
+}  // namespace flashseek::sm90

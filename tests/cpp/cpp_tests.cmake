@@ -1,0 +1,30 @@
+# C++ tests. CPU tests run everywhere GoogleTest is installed; GPU tests exit 77 (reported as skipped) when no
+# GPU is visible.
+find_package(GTest)
+if(GTest_FOUND)
+  include(${CMAKE_CURRENT_LIST_DIR}/validate_tests.cmake)
+  add_executable(test_plan ${CMAKE_CURRENT_LIST_DIR}/test_plan.cpp)
+  target_link_libraries(test_plan PRIVATE flashseek_host GTest::gtest_main)
+  target_include_directories(test_plan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/host)
+  gtest_discover_tests(test_plan)
+else()
+  message(STATUS "GoogleTest not found: the C++ CPU tests are not built here")
+endif()
+
+# One executable per primitive so that a failure names the primitive, not the kernel.
+foreach(prim wgmma_ss wgmma_rs mbarrier_pipeline swizzle_layout setmaxnreg)
+  add_executable(test_prim_${prim} ${CMAKE_CURRENT_LIST_DIR}/../gpu_prims/test_${prim}.cu)
+  target_include_directories(test_prim_${prim} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_compile_options(test_prim_${prim} PRIVATE ${FLASHSEEK_CUDA_FLAGS})
+  target_link_libraries(test_prim_${prim} PRIVATE CUDA::cudart)
+  add_test(NAME gpu_prim_${prim} COMMAND test_prim_${prim})
+  set_tests_properties(gpu_prim_${prim} PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)
+endforeach()
+
+# The SASS check: every forward kernel must run on the tensor cores (HGMMA), without local memory.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  add_test(NAME sass_check
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_sass.py $<TARGET_FILE:flashseek>)
+  set_tests_properties(sass_check PROPERTIES SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,138 @@
+// CPU tests of the launch planning: tile table, head-dim padding, split heuristic, fast division.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../../src/sm90/fwd_params.h"
+#include "flashseek/flashseek.h"
+#include "split_heuristic.h"
+#include "tile_table.h"
+
+namespace flashseek {
+namespace {
+
+TEST(TileTable, EveryTileFitsSharedMemoryAndWgmmaShapes) {
+  for (const TileShape& t : kTileShapes) {
+    // Plus the producer's row-offset buffers (2 x 2 x block_n int64) and the barriers.
+    EXPECT_LE(tile_smem_bytes(t) + 32 * t.block_n + 128, 232448) << t.head_dim << "x" << t.head_dim_v;
+    EXPECT_EQ(t.block_n % 16, 0);
+    EXPECT_EQ(t.head_dim % 64, 0);
+    EXPECT_EQ(t.head_dim_v % 64, 0);
+    EXPECT_LE(t.block_n, 256);
+  }
+}
+
+TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
+  struct Case { int d, dv, pd, pdv; };
+  const Case cases[] = {{40, 40, 64, 64},    {64, 64, 64, 64},     {72, 72, 128, 128}, {80, 80, 128, 128},
+                        {96, 96, 128, 128},  {128, 128, 128, 128}, {160, 160, 192, 192},
+                        {192, 192, 192, 192}, {192, 128, 192, 128}, {256, 256, 256, 256}, {8, 8, 64, 64}};
+  for (const Case& c : cases) {
+    const PaddedHeadDims p = pad_head_dims(c.d, c.dv);
+    EXPECT_EQ(p.head_dim, c.pd) << c.d;
+    EXPECT_EQ(p.head_dim_v, c.pdv) << c.d;
+    EXPECT_NE(find_tile_shape(p.head_dim, p.head_dim_v).block_m, 0) << c.d;
+  }
+  EXPECT_EQ(pad_head_dims(264, 264).head_dim, 0);
+  EXPECT_EQ(pad_head_dims(128, 64).head_dim, 0);
+}
+
+SplitInputs decode(int batch, int hkv, int seqlen_k, int requested) {
+  return SplitInputs{batch, hkv, 1, seqlen_k, 128, requested, 132, 1};
+}
+
+TEST(SplitHeuristic, NoSplitWhenAsked) { EXPECT_EQ(choose_num_splits(decode(1, 8, 131072, 1)), 1); }
+
+TEST(SplitHeuristic, NoSplitWhenTheGridFillsTheChip) {
+  EXPECT_EQ(choose_num_splits(decode(128, 8, 8192, 0)), 1);
+  EXPECT_EQ(choose_num_splits(decode(16, 8, 8192, 0)), 1);  // 128 CTAs >= 0.8 x 132
+}
+
+TEST(SplitHeuristic, SmallBatchLongContextSplitsToFillTheChip) {
+  const int s = choose_num_splits(decode(1, 8, 32768, 0));
+  EXPECT_GE(s, 8);
+  EXPECT_LE(s * 8, 2 * 132);
+}
+
+TEST(SplitHeuristic, UpperBoundAndOneBlockPerSplitHold) {
+  for (int requested : {0, 2, 7, 32, 256}) {
+    for (int seqlen_k : {1, 100, 129, 1024, 4096, 131072}) {
+      const int s = choose_num_splits(decode(1, 1, seqlen_k, requested));
+      const int n_blocks = (seqlen_k + 127) / 128;
+      EXPECT_GE(s, 1);
+      EXPECT_LE(s, std::max(1, n_blocks)) << seqlen_k;
+      if (requested > 1) EXPECT_LE(s, requested);
+      EXPECT_LE(s, kMaxSplits);
+    }
+  }
+}
+
+TEST(FastDiv, MatchesIntegerDivision) {
+  std::mt19937 rng(7);
+  for (uint32_t d : {1u, 2u, 3u, 4u, 7u, 8u, 16u, 48u, 64u, 96u, 100u, 128u, 255u, 4096u, 65537u}) {
+    const FastDiv f = FastDiv::make(d);
+    for (int i = 0; i < 20000; ++i) {
+      const int n = (i < 5000) ? i : static_cast<int>(rng() & 0x7fffffff);
+      ASSERT_EQ(f.div_host(n), n / static_cast<int>(d)) << n << " / " << d;
+    }
+  }
+}
+
+TensorView tensor(DType dtype, std::initializer_list<int64_t> shape) {
+  TensorView t;
+  t.data = reinterpret_cast<void*>(0x100000);
+  t.dtype = dtype;
+  t.rank = static_cast<int>(shape.size());
+  t.device = 0;
+  int i = 0;
+  for (int64_t s : shape) t.shape[i++] = s;
+  int64_t stride = 1;
+  for (int j = t.rank - 1; j >= 0; --j) {
+    t.stride[j] = stride;
+    stride *= t.shape[j];
+  }
+  return t;
+}
+
+TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
+  DeviceInfo h200;
+  for (int batch : {1, 4, 16, 128}) {
+    for (int seqlen_k : {1024, 8192, 65536}) {
+      AttentionArgs a;
+      a.q = tensor(DType::kBFloat16, {batch, 32, 128});
+      a.k = tensor(DType::kBFloat16, {4096, 16, 8, 128});
+      a.v = tensor(DType::kBFloat16, {4096, 16, 8, 128});
+      a.out = tensor(DType::kBFloat16, {batch, 32, 128});
+      a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
+      a.seqused_k = tensor(DType::kInt32, {batch});
+      a.block_table = tensor(DType::kInt32, {batch, 4096});
+      a.max_seqlen_q = 1;
+      a.max_seqlen_k = seqlen_k;
+      a.causal = true;
+      validate(a);
+      SchedulerArgs s;
+      s.batch_size = batch;
+      s.max_seqlen_q = 1;
+      s.max_seqlen_k = seqlen_k;
+      s.num_heads_q = 32;
+      s.num_heads_kv = 8;
+      s.headdim = s.headdim_v = 128;
+      s.cache_seqlens = tensor(DType::kInt32, {batch});
+      s.page_size = 16;
+      s.causal = true;
+      const LaunchPlan call = make_plan(a, h200);
+      const LaunchPlan meta = make_plan(s, h200);
+      EXPECT_EQ(call.num_splits, meta.num_splits) << batch << " " << seqlen_k;
+      EXPECT_EQ(call.block_n, meta.block_n);
+      EXPECT_EQ(call.num_m_blocks, 1);
+      if (call.num_splits > 1) {
+        EXPECT_EQ(call.workspace_bytes, static_cast<size_t>(call.num_splits) * batch * 32 * 129 * 4);
+      } else {
+        EXPECT_EQ(call.workspace_bytes, 0u);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace flashseek
