@@ -1,7 +1,6 @@
 // Names and sizes of the dtypes a TensorView can carry, and its shape as error messages print it.
 #include "flashseek/tensor_view.h"
 
-#include <sstream>
 
 namespace flashseek {
 
@@ -38,12 +37,10 @@ int dtype_bytes(DType dtype) {
 // Python's tuple spelling: "(4, 8, 128)", "(5,)", "()".
 std::string TensorView::shape_string() const {
   if (rank < 0) return "not given";
-  std::ostringstream s;
-  s << '(';
-  for (int i = 0; i < rank; ++i) s << (i ? ", " : "") << shape[i];
-  if (rank == 1) s << ',';
-  s << ')';
-  return s.str();
+  std::string s = "(";
+  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (rank == 1) s += ',';
+  return s + ')';
 }
 
 }  // namespace flashseek

@@ -4,8 +4,9 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <sstream>
+#include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "flashseek/flashseek.h"
 
@@ -19,11 +20,21 @@ constexpr int kMaxHeadDim = 256;
 constexpr int kHeadDimMultiple = 8;
 constexpr int kMaxNumSplits = 1024;
 
+// Formats without iostreams: the host library is linked into Python extensions next to other C++ runtimes,
+// and plain to_string / snprintf keep it independent of their stream and locale state.
 template <class T>
 std::string str(const T& value) {
-  std::ostringstream s;
-  s << value;
-  return s.str();
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? "True" : "False";
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(value);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(value));
+    return buf;
+  } else {
+    return std::string(value);
+  }
 }
 
 [[noreturn]] inline void fail(Kind kind, const std::string& arg, const std::string& expected,
@@ -136,9 +147,9 @@ inline void require_aligned_rows(const TensorView& t, const std::string& arg) {
   }
   const auto address = reinterpret_cast<uintptr_t>(t.data);
   if (address % kCopyAlignBytes != 0) {
-    std::ostringstream hex;
-    hex << "0x" << std::hex << address;
-    fail(Kind::kValue, arg, "a data pointer aligned to 16 bytes", hex.str());
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
+    fail(Kind::kValue, arg, "a data pointer aligned to 16 bytes", hex);
   }
 }
 

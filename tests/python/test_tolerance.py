@@ -1,0 +1,135 @@
+"""The pass rules: FA3's relative rule, vLLM's absolute rule, the LSE rule, non-finite outputs, the comparator."""
+
+import math
+
+import pytest
+
+from flashseek.testing import tolerance as tol
+
+
+def test_fa3_bound_pure():
+    assert tol.fa3_bound(0.01, 0.004, 0.0) == pytest.approx(0.024)
+    assert tol.fa3_bound(0.01, 0.004, 50.0) == pytest.approx(0.034)  # 3x with softcap
+    assert tol.lse_tolerance(10.0, 0.0) == pytest.approx(2e-4 + 1e-4)
+    assert tol.lse_tolerance(0.0, 30.0) == pytest.approx(2e-4 + 4e-3)
+    assert tol.vllm_tolerances("bf16") == (1.5e-2, 1e-2)
+    assert tol.vllm_tolerances("e4m3") == (0.15, 0.15)
+
+
+torch = pytest.importorskip("torch", reason="torch is not installed: tensor rule tests need it")
+
+
+def _case(seed=0, n=64, h=4, d=16):
+    g = torch.Generator().manual_seed(seed)
+    ref = torch.randn(n, h, d, generator=g) * 0.3
+    naive = (ref + torch.randn(n, h, d, generator=g) * 2e-3).to(torch.bfloat16)
+    return ref, naive
+
+
+def test_rounding_atol_matches_fa3_formula():
+    ref = torch.tensor([0.0, 0.1, 0.2, -0.25])
+    # bf16: 0.3 + x lands in [0.25, 0.5) (ulp 2^-9) or [0.5, 1) (ulp 2^-8); FA3 doubles the worst rounding
+    got = tol.rounding_atol(ref, torch.bfloat16)
+    r = ref.to(torch.bfloat16)
+    assert got == pytest.approx(2 * ((r + 0.3) - 0.3 - r).abs().max().item())
+    assert 0 < got <= 2 * 2 ** -8
+    assert tol.rounding_atol(torch.zeros(0), torch.bfloat16) == 0.0
+
+
+def test_pass_when_as_good_as_naive():
+    ref, naive = _case()
+    res = tol.check_output(naive.clone(), ref, naive, dtype_name="bf16", softcap=0.0)
+    assert res.correct, res.reason
+    assert res.err == pytest.approx(res.naive_err) and res.err <= res.err_bound
+
+
+def test_fail_beyond_bound_names_worst_element():
+    ref, naive = _case()
+    out = naive.clone()
+    out[5, 2, 7] += 0.5
+    res = tol.check_output(out, ref, naive, dtype_name="bf16", softcap=0.0)
+    assert not res.correct and "FA3 rule" in res.reason and "vLLM rule" in res.reason
+    assert res.worst.index == (5, 2, 7)
+
+
+def test_softcap_allows_three_times():
+    ref, naive = _case()
+    bound2 = tol.check_output(naive, ref, naive, dtype_name="bf16", softcap=0.0).err_bound
+    bound3 = tol.check_output(naive, ref, naive, dtype_name="bf16", softcap=50.0).err_bound
+    assert bound3 > bound2
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_output_fails(bad):
+    ref, naive = _case()
+    out = naive.clone()
+    out[3, 1, 0] = bad
+    res = tol.check_output(out, ref, naive, dtype_name="bf16", softcap=0.0)
+    assert not res.correct and "non-finite" in res.reason and res.worst.index == (3, 1, 0)
+
+
+def test_kvcache_mean_rule():
+    ref, naive = _case()
+    # spread an error well inside the max bound over every element: the max rule passes, the mean rule fails
+    res0 = tol.check_output(naive, ref, naive, dtype_name="bf16", softcap=0.0)
+    out = (ref + 0.008).to(torch.bfloat16)
+    assert res0.err_bound > 0.02
+    assert tol.check_output(out, ref, naive, dtype_name="bf16", softcap=0.0).correct
+    res = tol.check_output(out, ref, naive, dtype_name="bf16", softcap=0.0, kvcache=True)
+    assert not res.correct and "mean rule" in res.reason
+
+
+def test_vllm_rule_elementwise():
+    ref = torch.full((2, 2, 2), 1.0)
+    ok, _ = tol.vllm_rule(ref + 0.024, ref, "bf16")  # 1.5e-2 + 1e-2 * 1 = 2.5e-2
+    bad, why = tol.vllm_rule(ref + 0.026, ref, "bf16")
+    assert ok and not bad and "8 of 8" in why
+
+
+def test_fp8_uses_vllm_rule_only():
+    ref, naive = _case()
+    out = (ref + 0.1).to(torch.bfloat16)
+    res = tol.check_output(out, ref, None, dtype_name="e4m3", softcap=0.0)
+    assert res.correct and res.err_bound >= 0.15
+
+
+def test_lse_rule():
+    ref = torch.tensor([[1.0, float("-inf"), 3.0]])
+    assert tol.lse_rule(ref.clone(), ref, 0.0)[0]
+    assert tol.lse_rule(ref + torch.tensor([[1e-4, 0.0, -1e-4]]), ref, 0.0)[0]
+    ok, _, _, why = tol.lse_rule(ref + torch.tensor([[1e-3, 0.0, 0.0]]), ref, 0.0)
+    assert not ok and "(0, 0)" in why
+    plus_inf = ref.clone()
+    plus_inf[0, 1] = float("inf")  # FA3 reports +inf for empty rows; the contract is -inf
+    assert not tol.lse_rule(plus_inf, ref, 0.0)[0]
+    finite_for_empty = ref.clone()
+    finite_for_empty[0, 1] = -80.0
+    assert not tol.lse_rule(finite_for_empty, ref, 0.0)[0]
+    nan = ref.clone()
+    nan[0, 2] = float("nan")
+    assert not tol.lse_rule(nan, ref, 0.0)[0]
+    assert tol.lse_rule(ref + 3e-3, ref, 50.0)[0]  # softcap's tanh approximation allowance
+
+
+def test_check_output_includes_lse():
+    ref, naive = _case(n=3)
+    lse = torch.zeros(4, 3)
+    res = tol.check_output(naive, ref, naive, dtype_name="bf16", softcap=0.0, lse=lse + 1, ref_lse=lse)
+    assert not res.correct and "LSE" in res.reason and res.lse_err == pytest.approx(1.0)
+
+
+def test_worst_element_and_result_dict():
+    out = torch.zeros(2, 3, 4)
+    ref = torch.zeros(2, 3, 4)
+    out[1, 2, 3] = 0.5
+    w = tol.worst_element(out, ref)
+    assert w.index == (1, 2, 3) and w.err == pytest.approx(0.5)
+    assert tol.worst_element(torch.zeros(0, 3, 4), torch.zeros(0, 3, 4)) is None
+    d = tol.check_output(out, ref, ref.to(torch.bfloat16), dtype_name="bf16", softcap=0.0).to_dict()
+    assert d["correct"] is False and "(1, 2, 3)" in d["worst"]
+    assert math.isfinite(d["err"])
+
+
+def test_empty_output_passes():
+    z = torch.zeros(0, 4, 8)
+    assert tol.check_output(z.to(torch.bfloat16), z, z.to(torch.bfloat16), dtype_name="bf16", softcap=0.0).correct
