@@ -28,7 +28,9 @@ constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
 LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
   const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
-  const TileShape tile = find_tile_shape(padded.head_dim, padded.head_dim_v);
+  const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
+  const TileShape tile = find_tile_shape(padded.head_dim, padded.head_dim_v,
+                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
   if (tile.block_m == 0) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
@@ -37,7 +39,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   plan.head_dim_v_padded = tile.head_dim_v;
   plan.block_m = tile.block_m;
   plan.block_n = tile.block_n;
-  plan.qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
+  plan.qheads_per_kvhead = qheads_per_kvhead;
   const int64_t packed_rows = in.max_seqlen_q * plan.qheads_per_kvhead;
   plan.num_m_blocks = static_cast<int>((packed_rows + tile.block_m - 1) / tile.block_m);
 

@@ -112,7 +112,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   const FwdParams p = make_fwd_params(a, plan, workspace);
   const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
-  check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, p,
+  check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m, p,
                                   plan.num_m_blocks, max_seqlen_q, static_cast<cudaStream_t>(stream)),
              "flashseek forward launch");
 }

@@ -17,14 +17,22 @@ constexpr int tile_smem_bytes(const TileShape& t) {
   return t.block_m * t.head_dim * 2 + t.stages * t.block_n * (t.head_dim + t.head_dim_v) * 2;
 }
 
-// Why these shapes: block_m 128 = two 64-row consumer warpgroups; block_n as large as registers allow for the
-// S accumulator (block_n / 2 floats per thread) beside O (head_dim_v / 2 floats) and P (block_n / 4 words).
+// Why these shapes. block_m 128 (prefill): two 64-row consumer warpgroups that take turns on the tensor cores;
+// block_n as large as registers allow for the S accumulator (block_n / 2 floats per thread) beside O
+// (head_dim_v / 2 floats) and P (block_n / 4 words). block_m 64 (decode: query tokens x query heads per KV head
+// fit in 64 rows): one consumer warpgroup, so no tensor-core work is spent on padding rows, and the shared
+// memory the second Q half would take goes to a deeper K/V pipeline.
 constexpr TileShape kTileShapes[] = {
     {64, 64, 128, 128, 3},
     {128, 128, 128, 128, 2},
     {192, 128, 128, 128, 2},
     {192, 192, 128, 112, 2},
     {256, 256, 128, 80, 2},
+    {64, 64, 64, 128, 4},
+    {128, 128, 64, 128, 3},
+    {192, 128, 64, 128, 2},
+    {192, 192, 64, 112, 2},
+    {256, 256, 64, 80, 2},
 };
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
@@ -45,11 +53,14 @@ constexpr PaddedHeadDims pad_head_dims(int d, int dv) {
   return {0, 0};
 }
 
-constexpr TileShape find_tile_shape(int padded_d, int padded_dv) {
+constexpr TileShape find_tile_shape(int padded_d, int padded_dv, int block_m = 128) {
   for (const TileShape& t : kTileShapes) {
-    if (t.head_dim == padded_d && t.head_dim_v == padded_dv) return t;
+    if (t.head_dim == padded_d && t.head_dim_v == padded_dv && t.block_m == block_m) return t;
   }
   return TileShape{0, 0, 0, 0, 0};
 }
+
+// Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.
+constexpr int choose_block_m(long long max_packed_rows) { return max_packed_rows <= 64 ? 64 : 128; }
 
 }  // namespace flashseek

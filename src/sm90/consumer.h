@@ -90,14 +90,33 @@ struct Consumer {
       if (mask.block_needs_mask(n, kN)) mask.template apply<kN>(s, n, row_tok, lane);
     };
 
+    // Pingpong: the two consumer warpgroups take turns issuing GEMMs (issue points: the first QK^T, each loop
+    // step, the last P*V), so that the tensor cores serve one while the other runs its softmax. Warpgroup 1
+    // hands the first turn to warpgroup 0 and does not pass its last turn (nobody waits for it).
+    auto take_turn = [&]() {
+      if constexpr (Traits::kPingpong) {
+        named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + wg, 256);
+      }
+    };
+    auto pass_turn = [&](bool last) {
+      if constexpr (Traits::kPingpong) {
+        if (!(last && wg == 1)) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + 1 - wg, 256);
+      }
+    };
+
     const int n_iters = n_end - n_begin;
     if (n_iters > 0) {
+      if constexpr (Traits::kPingpong) {
+        if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
+      }
       mbarrier_wait(base + Traits::q_full_barrier(), 0);
       mbarrier_wait(base + Traits::k_full_barrier(0), 0);
       fence_proxy_async_shared();
+      take_turn();
       wgmma_fence();
       qk_gemm(s, base, 0, wg);
       wgmma_commit_group();
+      pass_turn(false);
       wgmma_wait_group<0>();
       fence_operands(s);
       release(base + Traits::k_empty_barrier(0), lane);
@@ -114,15 +133,15 @@ struct Consumer {
         const uint32_t prev_phase = ((it - 1) / Traits::kStages) & 1;
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
+        mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
         fence_proxy_async_shared();
+        take_turn();
         wgmma_fence();
         qk_gemm(s, base, stage, wg);
         wgmma_commit_group();
-        mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
-        fence_proxy_async_shared();
-        wgmma_fence();
         pv_gemm(o, pf, base, prev_stage, it > 1);
         wgmma_commit_group();
+        pass_turn(false);
 
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
@@ -142,9 +161,11 @@ struct Consumer {
       const int stage = last % Traits::kStages;
       mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
       fence_proxy_async_shared();
+      take_turn();
       wgmma_fence();
       pv_gemm(o, pf, base, stage, n_iters > 1);
       wgmma_commit_group();
+      pass_turn(true);
       wgmma_wait_group<0>();
       fence_operands(o);
       release(base + Traits::v_empty_barrier(stage), lane);

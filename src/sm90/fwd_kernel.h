@@ -1,5 +1,5 @@
-// The forward kernel: one CTA per (block of 128 packed query rows, KV head, KV split, sequence).
-// Warpgroup 0 produces (gathers Q, K, V into shared memory), warpgroups 1 and 2 consume (64 rows each).
+// The forward kernel: one CTA per (block of kBlockM packed query rows, KV head, KV split, sequence).
+// Warpgroup 0 produces (gathers Q, K, V into shared memory); warpgroups 1 (and 2) consume, 64 rows each.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -56,10 +56,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
   const int warpgroup = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
   if (warpgroup == 0) {
-    warpgroup_reg_dealloc<Traits::kProducerRegs>();
+    if constexpr (Traits::kReallocateRegisters) warpgroup_reg_dealloc<Traits::kProducerRegs>();
     if (n_end > n_begin) Producer<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
   } else {
-    warpgroup_reg_alloc<Traits::kConsumerRegs>();
+    if constexpr (Traits::kReallocateRegisters) warpgroup_reg_alloc<Traits::kConsumerRegs>();
     Consumer<Traits>::run(p, seq, mask, kv_head, row_begin, n_begin, n_end, split, smem, warpgroup - 1, tid);
   }
 }

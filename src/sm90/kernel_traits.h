@@ -8,11 +8,11 @@
 
 namespace flashseek::sm90 {
 
-template <class Element_, int kHeadDim, int kHeadDimV>
+template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_>
 struct FwdKernelTraits {
   using Element = Element_;
-  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV);
-  static_assert(kShape.block_m == 128, "two consumer warpgroups of 64 rows");
+  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV, kBlockM_);
+  static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static constexpr int kD = kHeadDim;
   static constexpr int kDv = kHeadDimV;
   static constexpr int kBlockM = kShape.block_m;
@@ -20,11 +20,15 @@ struct FwdKernelTraits {
   static constexpr int kStages = kShape.stages;
   static_assert(kBlockN % 16 == 0, "P*V steps over keys 16 at a time");
 
-  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kConsumerWarpgroups = kBlockM / 64;
+  // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs.
+  static constexpr bool kPingpong = kConsumerWarpgroups == 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
-  // Registers per thread after setmaxnreg: the gathering producer keeps enough for its address arithmetic;
-  // consumers hold S (kBlockN / 2 floats), P (kBlockN / 4 words) and O (kDv / 2 floats) at once.
-  // 128 * 40 + 256 * 232 = 64512 <= 65536.
+  // Registers per thread after setmaxnreg (only with two consumer warpgroups: 384 threads start at 168 each):
+  // the gathering producer keeps enough for its address arithmetic; consumers hold S (kBlockN / 2 floats),
+  // P (kBlockN / 4 words) and O (kDv / 2 floats) at once. 128 * 40 + 256 * 232 = 64512 <= 65536.
+  // With one consumer warpgroup (256 threads) every thread may use up to 255 registers from the start.
+  static constexpr bool kReallocateRegisters = kConsumerWarpgroups == 2;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
 

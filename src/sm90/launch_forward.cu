@@ -14,32 +14,45 @@ cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, cudaStrea
 namespace {
 
 template <class Element, int kD, int kDv>
-cudaError_t forward_then_combine(const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream) {
-  cudaError_t status = launch_attention_fwd<FwdKernelTraits<Element, kD, kDv>>(p, num_m_blocks, stream);
+cudaError_t forward_then_combine(const FwdParams& p, int block_m, int num_m_blocks, int max_seqlen_q,
+                                 cudaStream_t stream) {
+  const cudaError_t status =
+      block_m == 64 ? launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 64>>(p, num_m_blocks, stream)
+                    : launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 128>>(p, num_m_blocks, stream);
   if (status != cudaSuccess || p.num_splits <= 1) return status;
   return launch_combine_splits<Element, kDv>(p, max_seqlen_q, stream);
 }
 
 template <class Element>
-cudaError_t dispatch_head_dims(int d, int dv, const FwdParams& p, int num_m_blocks, int max_seqlen_q,
+cudaError_t dispatch_head_dims(int d, int dv, int block_m, const FwdParams& p, int num_m_blocks, int max_seqlen_q,
                                cudaStream_t stream) {
-  if (d == 64 && dv == 64) return forward_then_combine<Element, 64, 64>(p, num_m_blocks, max_seqlen_q, stream);
-  if (d == 128 && dv == 128) return forward_then_combine<Element, 128, 128>(p, num_m_blocks, max_seqlen_q, stream);
-  if (d == 192 && dv == 128) return forward_then_combine<Element, 192, 128>(p, num_m_blocks, max_seqlen_q, stream);
-  if (d == 192 && dv == 192) return forward_then_combine<Element, 192, 192>(p, num_m_blocks, max_seqlen_q, stream);
-  if (d == 256 && dv == 256) return forward_then_combine<Element, 256, 256>(p, num_m_blocks, max_seqlen_q, stream);
+  if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
+  if (d == 64 && dv == 64) return forward_then_combine<Element, 64, 64>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  if (d == 128 && dv == 128) {
+    return forward_then_combine<Element, 128, 128>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  }
+  if (d == 192 && dv == 128) {
+    return forward_then_combine<Element, 192, 128>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  }
+  if (d == 192 && dv == 192) {
+    return forward_then_combine<Element, 192, 192>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  }
+  if (d == 256 && dv == 256) {
+    return forward_then_combine<Element, 256, 256>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  }
   return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
-cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, const FwdParams& p,
-                           int num_m_blocks, int max_seqlen_q, cudaStream_t stream) {
+cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, int block_m,
+                           const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream) {
   if (dtype == ScalarType::kFloat16) {
-    return dispatch_head_dims<__half>(head_dim_padded, head_dim_v_padded, p, num_m_blocks, max_seqlen_q, stream);
+    return dispatch_head_dims<__half>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks, max_seqlen_q,
+                                      stream);
   }
-  return dispatch_head_dims<__nv_bfloat16>(head_dim_padded, head_dim_v_padded, p, num_m_blocks, max_seqlen_q,
-                                           stream);
+  return dispatch_head_dims<__nv_bfloat16>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks,
+                                           max_seqlen_q, stream);
 }
 
 }  // namespace flashseek::sm90

@@ -12,8 +12,6 @@
 
 namespace flashseek::sm90 {
 
-enum : uint32_t { kProducerBarrierId = 3 };  // named barrier among the 128 producer threads
-
 template <class Traits>
 struct Producer {
   using Element = typename Traits::Element;
@@ -94,24 +92,34 @@ struct Producer {
     const int k_chunks = p.head_dim / 8;
     const int v_chunks = p.head_dim_v / 8;
 
-    for (int it = 0, n = n_end - 1; n >= n_begin; ++it, --n) {
+    // Row offsets of block n are computed one block ahead, so the block-table reads of the next block overlap
+    // the wait for a free stage rather than delaying its copies.
+    const int n_iters = n_end - n_begin;
+    auto offsets_of = [&](int it) { return offsets + (it & 1) * 2 * Traits::kBlockN; };
+    compute_row_offsets(p, seq, b, n_end - 1, offsets_of(0), offsets_of(0) + Traits::kBlockN, tid);
+    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+    for (int it = 0; it < n_iters; ++it) {
       const int stage = it % Traits::kStages;
       const uint32_t phase = (it / Traits::kStages) & 1;
-      int64_t* k_off = offsets + (it & 1) * 2 * Traits::kBlockN;
-      int64_t* v_off = k_off + Traits::kBlockN;
-      compute_row_offsets(p, seq, b, n, k_off, v_off, tid);
-      // Offsets of this block are complete; the other buffer was last read before the previous sync.
-      named_barrier_sync(kProducerBarrierId, kThreads);
+      const int64_t* k_off = offsets_of(it);
+      const int64_t* v_off = k_off + Traits::kBlockN;
 
       mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
       load_rows<typename Traits::KTile>(k, k_off, k_chunks,
                                         smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
       cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
 
+      // The other buffer was last read in iteration it - 1, before the previous sync.
+      if (it + 1 < n_iters) {
+        int64_t* next = offsets_of(it + 1);
+        compute_row_offsets(p, seq, b, n_end - 2 - it, next, next + Traits::kBlockN, tid);
+      }
+
       mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
       load_rows<typename Traits::VTile>(v, v_off, v_chunks,
                                         smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
       cp_async_arrive_on(smem_base + Traits::v_full_barrier(stage));
+      named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     }
     // Copies still in flight complete on their own; waiting keeps a retiring warp from leaving them behind.
     asm volatile("cp.async.wait_all;\n" ::: "memory");

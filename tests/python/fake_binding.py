@@ -96,7 +96,7 @@ class FakeBinding:
             ok &= j <= diag + r
         s = s.masked_fill(~ok, float("-inf"))
         sink = None if (s_aux is None or self.bug == "ignore_sink") else s_aux.double()[:, None, None]
-        m = s.amax(-1, keepdim=True)
+        m = s.amax(-1, keepdim=True) if sk else torch.full((hq, sq, 1), float("-inf"), dtype=torch.float64)
         if sink is not None:
             m = torch.maximum(m, sink.expand_as(m))
         m = torch.nan_to_num(m, neginf=0.0)

@@ -6,6 +6,12 @@ import pytest
 
 from flashseek.testing import tolerance as tol
 
+try:
+    import torch
+except ImportError:
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed: tensor rule tests need it")
+
 
 def test_fa3_bound_pure():
     assert tol.fa3_bound(0.01, 0.004, 0.0) == pytest.approx(0.024)
@@ -16,9 +22,6 @@ def test_fa3_bound_pure():
     assert tol.vllm_tolerances("e4m3") == (0.15, 0.15)
 
 
-torch = pytest.importorskip("torch", reason="torch is not installed: tensor rule tests need it")
-
-
 def _case(seed=0, n=64, h=4, d=16):
     g = torch.Generator().manual_seed(seed)
     ref = torch.randn(n, h, d, generator=g) * 0.3
@@ -26,6 +29,7 @@ def _case(seed=0, n=64, h=4, d=16):
     return ref, naive
 
 
+@needs_torch
 def test_rounding_atol_matches_fa3_formula():
     ref = torch.tensor([0.0, 0.1, 0.2, -0.25])
     # bf16: 0.3 + x lands in [0.25, 0.5) (ulp 2^-9) or [0.5, 1) (ulp 2^-8); FA3 doubles the worst rounding
@@ -36,6 +40,7 @@ def test_rounding_atol_matches_fa3_formula():
     assert tol.rounding_atol(torch.zeros(0), torch.bfloat16) == 0.0
 
 
+@needs_torch
 def test_pass_when_as_good_as_naive():
     ref, naive = _case()
     res = tol.check_output(naive.clone(), ref, naive, dtype_name="bf16", softcap=0.0)
@@ -43,6 +48,7 @@ def test_pass_when_as_good_as_naive():
     assert res.err == pytest.approx(res.naive_err) and res.err <= res.err_bound
 
 
+@needs_torch
 def test_fail_beyond_bound_names_worst_element():
     ref, naive = _case()
     out = naive.clone()
@@ -52,6 +58,7 @@ def test_fail_beyond_bound_names_worst_element():
     assert res.worst.index == (5, 2, 7)
 
 
+@needs_torch
 def test_softcap_allows_three_times():
     ref, naive = _case()
     bound2 = tol.check_output(naive, ref, naive, dtype_name="bf16", softcap=0.0).err_bound
@@ -60,6 +67,7 @@ def test_softcap_allows_three_times():
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@needs_torch
 def test_non_finite_output_fails(bad):
     ref, naive = _case()
     out = naive.clone()
@@ -68,6 +76,7 @@ def test_non_finite_output_fails(bad):
     assert not res.correct and "non-finite" in res.reason and res.worst.index == (3, 1, 0)
 
 
+@needs_torch
 def test_kvcache_mean_rule():
     ref, naive = _case()
     # spread an error well inside the max bound over every element: the max rule passes, the mean rule fails
@@ -79,6 +88,7 @@ def test_kvcache_mean_rule():
     assert not res.correct and "mean rule" in res.reason
 
 
+@needs_torch
 def test_vllm_rule_elementwise():
     ref = torch.full((2, 2, 2), 1.0)
     ok, _ = tol.vllm_rule(ref + 0.024, ref, "bf16")  # 1.5e-2 + 1e-2 * 1 = 2.5e-2
@@ -86,6 +96,7 @@ def test_vllm_rule_elementwise():
     assert ok and not bad and "8 of 8" in why
 
 
+@needs_torch
 def test_fp8_uses_vllm_rule_only():
     ref, naive = _case()
     out = (ref + 0.1).to(torch.bfloat16)
@@ -93,6 +104,7 @@ def test_fp8_uses_vllm_rule_only():
     assert res.correct and res.err_bound >= 0.15
 
 
+@needs_torch
 def test_lse_rule():
     ref = torch.tensor([[1.0, float("-inf"), 3.0]])
     assert tol.lse_rule(ref.clone(), ref, 0.0)[0]
@@ -111,6 +123,7 @@ def test_lse_rule():
     assert tol.lse_rule(ref + 3e-3, ref, 50.0)[0]  # softcap's tanh approximation allowance
 
 
+@needs_torch
 def test_check_output_includes_lse():
     ref, naive = _case(n=3)
     lse = torch.zeros(4, 3)
@@ -118,6 +131,7 @@ def test_check_output_includes_lse():
     assert not res.correct and "LSE" in res.reason and res.lse_err == pytest.approx(1.0)
 
 
+@needs_torch
 def test_worst_element_and_result_dict():
     out = torch.zeros(2, 3, 4)
     ref = torch.zeros(2, 3, 4)
@@ -130,6 +144,7 @@ def test_worst_element_and_result_dict():
     assert math.isfinite(d["err"])
 
 
+@needs_torch
 def test_empty_output_passes():
     z = torch.zeros(0, 4, 8)
     assert tol.check_output(z.to(torch.bfloat16), z, z.to(torch.bfloat16), dtype_name="bf16", softcap=0.0).correct

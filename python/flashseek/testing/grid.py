@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 SeqLens = Tuple[Tuple[int, int], ...]  # (q_len, k_len) per sequence; k_len counts the q_len new tokens

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import torch
 
 import flashseek
 from flashseek.testing.grid import Scenario
-from flashseek.testing.inputs import Inputs, make_inputs, torch_dtype
+from flashseek.testing.inputs import Inputs, make_inputs
 from flashseek.testing.reference import RefOutputs, reference_outputs
 from flashseek.testing.tolerance import CASCADE_VS_PLAIN_TOL, CheckResult, check_output, failed, max_abs
 
@@ -139,7 +139,8 @@ def _check_cascade(s: Scenario, inputs: Inputs, merged: torch.Tensor, ref: RefOu
     over = diff > CASCADE_VS_PLAIN_TOL + CASCADE_VS_PLAIN_TOL * plain_out.float().abs()
     if over.any() or not torch.isfinite(merged.float()).all():
         reasons.append(f"cascade vs plain call: max diff {max_abs(merged, plain_out):.4g} "
-                       f"({int(over.sum().item())} elements over {CASCADE_VS_PLAIN_TOL:g} + {CASCADE_VS_PLAIN_TOL:g}|x|)")
+                       f"({int(over.sum().item())} elements over {CASCADE_VS_PLAIN_TOL:g} "
+                       f"+ {CASCADE_VS_PLAIN_TOL:g}|x|)")
     res.extra["plain_err"] = plain.err
     res.extra["cascade_vs_plain"] = max_abs(merged, plain_out)
     if reasons:
@@ -156,6 +157,7 @@ class CheckedRun:
     inputs: Optional[Inputs] = None
     out: Optional[torch.Tensor] = None
     lse: Optional[torch.Tensor] = None
+    ref: Optional[RefOutputs] = None
 
 
 def _is_not_supported(exc: BaseException) -> bool:
@@ -185,13 +187,14 @@ def run_scenario(s: Scenario, device="cuda", seed: int = 0) -> CheckedRun:
         prefix = f"unsupported: {s.unsupported_reason}; " if s.unsupported_reason else ""
         return CheckedRun(failed(f"{prefix}the call raised {_first_line(exc)}", unsupported=False), inputs)
     try:
-        res = check_call(s, inputs, out, lse)
+        ref = reference_outputs(inputs)
+        res = check_call(s, inputs, out, lse, ref)
     except Exception as exc:
         return CheckedRun(failed(f"checking failed: {_first_line(exc)}\n{traceback.format_exc(limit=4)}"),
                           inputs, out, lse)
     if s.unsupported_reason:
         res.extra["note"] = f"marked unsupported in the grid ({s.unsupported_reason}) but the library ran it"
-    return CheckedRun(res, inputs, out, lse)
+    return CheckedRun(res, inputs, out, lse, ref)
 
 
 def check_scenario(s: Scenario, device="cuda", seed: int = 0) -> CheckResult:

@@ -41,10 +41,17 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t phase_parit
 enum class NamedBarrier : uint32_t {
   kCta = 0,
   kConsumerWarpgroup0 = 1,  // + consumer warpgroup index: epilogue staging within one warpgroup
+  kProducer = 3,            // the producer warpgroup's row-offset buffers
+  kMmaTurn0 = 4,            // + consumer warpgroup index: that warpgroup's turn to issue its GEMMs
 };
 
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// Counts this thread's arrival without waiting (the other side of a turn-taking handshake).
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 }  // namespace flashseek::sm90
