@@ -54,7 +54,11 @@ def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Se
         _sync(device)
     if rec["us"] is not None:
         _time_baselines(s, run, timer, rec, baseline_names, flex_names)
-        rec["speedup"] = _num(speedup(rec["us"], rec["baselines"]))
+        sp = _num(speedup(rec["us"], rec["baselines"]))
+        if rec["correct"]:  # a wrong result's speed means nothing: it stays out of the geomean
+            rec["speedup"] = sp
+        elif sp is not None:
+            rec["speedup_withheld"] = sp
     rec.update({k: _num(v) if isinstance(v, float) else v
                 for k, v in roofline_fields(s, rec["us"], ceilings["hbm_GBps"], ceilings["bf16_TFLOPs"]).items()})
     _free(run)
