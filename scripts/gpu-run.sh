@@ -9,7 +9,12 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-export FLASHSEEK_GIT_SHA=$(cat .git-sha 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)
+# The commit being measured: scripts/stamp-sha.sh writes .git-sha ("<sha> <dirty 0|1>") here before a call
+# (the copied tree on the GPU machine may have no .git); carry it with the call.
+if [ -f .git-sha ]; then
+  read -r FLASHSEEK_GIT_SHA FLASHSEEK_GIT_DIRTY < .git-sha
+  export FLASHSEEK_GIT_SHA FLASHSEEK_GIT_DIRTY
+fi
 BUILD=build/gpu
 status=0
 

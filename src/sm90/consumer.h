@@ -17,8 +17,6 @@
 #include "seqlen.h"
 #include "softmax.h"
 
-#include <type_traits>
-
 namespace flashseek::sm90 {
 
 template <class Traits>
@@ -127,11 +125,7 @@ struct Consumer {
       softmax.update(s, scale_log2, correction);
       convert_p(s, pf);
 
-      // One main-loop step. kMask / kSoftcap are compile-time so that a step has no branch: a branch join inside
-      // the step makes the compiler place the P*V wait ahead of the softmax, which then no longer overlaps it.
-      auto step = [&](int it, auto mask_tag, auto softcap_tag) {
-        constexpr bool kMask = decltype(mask_tag)::value;
-        constexpr bool kSoftcap = decltype(softcap_tag)::value;
+      for (int it = 1; it < n_iters; ++it) {
         const int n = n_end - 1 - it;
         const int stage = it % Traits::kStages;
         const uint32_t phase = (it / Traits::kStages) & 1;
@@ -145,10 +139,6 @@ struct Consumer {
         wgmma_fence();
         qk_gemm(s, base, stage, wg);
         wgmma_commit_group();
-        // O holds the blocks before n+1 under the previous maxima: rescale it to the maxima P_{n+1} was taken
-        // with, while QK^T runs, so that nothing but the conversion of P waits for this P*V.
-        scale_rows(o, correction);
-        wgmma_fence();
         pv_gemm(o, pf, base, prev_stage, it > 1);
         wgmma_commit_group();
         pass_turn(false);
@@ -156,31 +146,15 @@ struct Consumer {
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
         release(base + Traits::k_empty_barrier(stage), lane);
-        // V of block it-2 was last read by the P*V waited for in the previous step.
-        if (lane == 0 && it >= 2) mbarrier_arrive(base + Traits::v_empty_barrier((it - 2) % Traits::kStages));
-        if constexpr (kSoftcap) apply_softcap(s, softcap_scale, p.softcap);
-        if constexpr (kMask) mask.template apply<kN>(s, n, row_tok, lane);
+        transform_scores(n);
         softmax.update(s, scale_log2, correction);
-        fence_operands(s);
 
         wgmma_wait_group<0>();
         fence_operands(o);
         fence_operands(pf);
+        release(base + Traits::v_empty_barrier(prev_stage), lane);
+        scale_rows(o, correction);
         convert_p(s, pf);
-      };
-      // Blocks needing a mask come first (the diagonal / the sequence end) and, with a left window, last.
-      auto main_loop = [&](auto softcap_tag) {
-        int it = 1;
-        for (; it < n_iters && mask.block_needs_mask(n_end - 1 - it, kN); ++it) step(it, std::true_type{}, softcap_tag);
-        for (; it < n_iters && !mask.block_needs_mask(n_end - 1 - it, kN); ++it) {
-          step(it, std::false_type{}, softcap_tag);
-        }
-        for (; it < n_iters; ++it) step(it, std::true_type{}, softcap_tag);
-      };
-      if (p.softcap > 0.f) {
-        main_loop(std::true_type{});
-      } else {
-        main_loop(std::false_type{});
       }
 
       const int last = n_iters - 1;
@@ -188,14 +162,12 @@ struct Consumer {
       mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
       fence_proxy_async_shared();
       take_turn();
-      scale_rows(o, correction);
       wgmma_fence();
       pv_gemm(o, pf, base, stage, n_iters > 1);
       wgmma_commit_group();
       pass_turn(true);
       wgmma_wait_group<0>();
       fence_operands(o);
-      if (n_iters >= 2) release(base + Traits::v_empty_barrier((last - 1) % Traits::kStages), lane);
       release(base + Traits::v_empty_barrier(stage), lane);
     }
 

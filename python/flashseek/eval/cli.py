@@ -170,6 +170,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                    "error": f"evaluator error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
         records.append(rec)
         progress.update(i, rec)
+        # A run cut short (a time limit, a lost machine) keeps every scenario finished so far.
+        with open(out_dir / "records.partial.jsonl", "a") as partial:
+            partial.write(json.dumps(rec, default=str) + "\n")
     summary = summarize(records)
     summary_schema = {k: summary[k] for k in ("total", "correct", "geomean_speedup", "at_parity", "worst")}
     summary_schema.update({k: v for k, v in summary.items() if k not in summary_schema})
