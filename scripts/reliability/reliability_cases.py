@@ -19,6 +19,7 @@ input checker without a device.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -31,6 +32,8 @@ from flashseek.testing.reference import attention_ref, naive_same_dtype
 from flashseek.testing.run import call_flashseek, check_call
 from flashseek.testing.tolerance import CheckResult, check_output, failed
 
+# The tests' device. Only dry runs of the test code change it (to "cpu", with a stand-in binding installed).
+DEVICE = os.environ.get("FLASHSEEK_RELIABILITY_DEVICE", "cuda")
 INT32_MAX = 2 ** 31 - 1
 INT32_MIN = -(2 ** 31)
 NAN = float("nan")

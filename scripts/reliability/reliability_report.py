@@ -164,8 +164,13 @@ def parse_junit(xml_text: str) -> Dict[str, Any]:
             for child in case:
                 if child.tag in ("failure", "error", "skipped"):
                     outcome = {"failure": "failed", "error": "errors", "skipped": "skipped"}[child.tag]
-                    msg = (child.get("message") or child.text or "").strip().splitlines()
-                    first = msg[0][:400] if msg else ""
+                    msg = (child.get("message") or "").strip()
+                    if not msg or msg == "collection skipped":  # a module-level skip: the reason is in the text
+                        text = (child.text or "").strip()
+                        m = re.search(r"Skipped: (.*?)['\"]\)\s*$", text, re.S)
+                        msg = m.group(1) if m else (text or msg)
+                    lines = msg.splitlines()
+                    first = lines[0][:400] if lines else ""
                     if outcome == "skipped":
                         if first and first not in res["skip_reasons"] and len(res["skip_reasons"]) < 5:
                             res["skip_reasons"].append(first)
@@ -213,8 +218,8 @@ _CONTINUATION = re.compile(r"^=+\s{2,}(\S.*)$")
 _NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Saved host backtrace",
                  "Host Frame", "Device Frame", "Target application returned an error",
                  "Error: process didn't terminate successfully")
-_UNAVAILABLE = ("Device not supported", "Unable to find injection library", "no CUDA-capable device",
-                "Sanitizer is not supported")
+_UNAVAILABLE = ("compute-sanitizer not found", "Device not supported", "Unable to find injection library",
+                "no CUDA-capable device", "Sanitizer is not supported")
 
 
 def parse_sanitizer_log(text: str) -> Dict[str, Any]:
@@ -423,12 +428,23 @@ def build_report(checks: Dict[str, Dict[str, Any]], *, git_sha: str, gpu: str, w
     return report
 
 
+def _json_safe(x: Any) -> Any:
+    """Non-finite floats as strings ("inf", "nan"): the report stays strict JSON."""
+    if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+        return str(x)
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    return x
+
+
 def write_report(path: str, report: Dict[str, Any]) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, sort_keys=False, default=str, allow_nan=False)
+        json.dump(_json_safe(report), f, indent=2, sort_keys=False, default=str, allow_nan=False)
         f.write("\n")
     os.replace(tmp, path)
 

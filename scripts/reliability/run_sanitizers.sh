@@ -5,8 +5,8 @@
 #   scripts/reliability/run_sanitizers.sh [--out DIR] [--json FILE] [--tools "memcheck racecheck synccheck initcheck"]
 #                                         [--timeout SECONDS] [--quick] [--only REGEX]
 #
-# Defaults: DIR = $OUT/sanitizers or bench/results/sanitizers, FILE = DIR/sanitizers.json, every tool, 600 s per
-# tool. Logs: DIR/<tool>.log (sanitizer and workload output interleaved, so each report follows the scenario that
+# Defaults: DIR = ${TMPDIR:-/tmp}/flashseek-sanitizers, FILE = DIR/sanitizers.json, every tool, 280 s per tool.
+# Logs: DIR/<tool>.log (sanitizer and workload output interleaved, so each report follows the scenario that
 # caused it), DIR/status.txt ("<tool> <exit code> <seconds>"), DIR/version.txt.
 #
 # How each tool runs:
@@ -27,7 +27,7 @@ ROOT=$PWD
 DIR=""
 JSON=""
 TOOLS="memcheck racecheck synccheck initcheck"
-TIMEOUT=600
+TIMEOUT=280
 WORKLOAD_ARGS=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -37,13 +37,11 @@ while [ $# -gt 0 ]; do
     --timeout) TIMEOUT=$2; shift 2 ;;
     --quick) WORKLOAD_ARGS+=(--quick); shift ;;
     --only) WORKLOAD_ARGS+=(--only "$2"); shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "run_sanitizers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$DIR" ]; then
-  if [ -n "${OUT:-}" ]; then DIR=$OUT/sanitizers; else DIR=$ROOT/bench/results/sanitizers; fi
-fi
+DIR=${DIR:-${TMPDIR:-/tmp}/flashseek-sanitizers}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 JSON=${JSON:-$DIR/sanitizers.json}
@@ -61,7 +59,10 @@ export PYTHONUNBUFFERED=1
 
 if [ -z "$CS" ]; then
   echo "compute-sanitizer not found (PATH, /usr/local/cuda/bin, \$COMPUTE_SANITIZER)" | tee "$DIR/version.txt"
-  for tool in $TOOLS; do echo "compute-sanitizer not found" >"$DIR/$tool.log"; echo "$tool 127 0" >>"$DIR/status.txt"; done
+  for tool in $TOOLS; do
+    echo "compute-sanitizer not found" >"$DIR/$tool.log"
+    echo "$tool 127 0" >>"$DIR/status.txt"
+  done
 else
   "$CS" --version >"$DIR/version.txt" 2>&1 || true
   for tool in $TOOLS; do
@@ -75,13 +76,16 @@ else
     # shellcheck disable=SC2206
     extra=(${SANITIZER_EXTRA_ARGS:-})
     start=$SECONDS
-    echo "=== $tool: $CS ${opts[*]} ${extra[*]} $PY scripts/reliability/sanitizer_workload.py ${wl[*]} ${WORKLOAD_ARGS[*]}"
-    timeout --kill-after=30 "$TIMEOUT" "$CS" "${opts[@]}" "${extra[@]}" --print-limit 200 \
-      "$PY" scripts/reliability/sanitizer_workload.py "${wl[@]}" "${WORKLOAD_ARGS[@]}" >"$DIR/$tool.log" 2>&1
+    app=("$PY" scripts/reliability/sanitizer_workload.py "${wl[@]}" "${WORKLOAD_ARGS[@]}")
+    echo "=== $tool: $CS ${opts[*]} ${extra[*]} ${app[*]}"
+    # timeout signals its whole process group: the sanitizer and the Python program under it
+    timeout --kill-after=30 "$TIMEOUT" "$CS" "${opts[@]}" "${extra[@]}" --print-limit 200 "${app[@]}" \
+      >"$DIR/$tool.log" 2>&1
     rc=$?
     secs=$((SECONDS - start))
     echo "$tool $rc $secs" >>"$DIR/status.txt"
-    echo "    exit $rc in ${secs}s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|RELIABILITY-WORKLOAD' "$DIR/$tool.log" | tr '\n' ' ')"
+    summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|RELIABILITY-WORKLOAD' "$DIR/$tool.log" | tr '\n' ' ')
+    echo "    exit $rc in ${secs}s; $summary"
   done
 fi
 

@@ -151,6 +151,12 @@ def plan(quick: bool = False, hostile: str = "none", only: Optional[str] = None)
 
 # ---- running ------------------------------------------------------------------------------------------------------
 
+def _sync(device) -> None:
+    import torch
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def _run_merge(device, check: bool) -> int:
     import torch
 
@@ -164,7 +170,7 @@ def _run_merge(device, check: bool) -> int:
     lses[1][1, :3] = float("-inf")
     dst, dst_lse = torch.empty(t, h, d, device=device), torch.empty(h, t, device=device)
     flashseek.merge_attn_states(dst, outs[0], lses[0], outs[1], lses[1], dst_lse)
-    torch.cuda.synchronize()
+    _sync(device)
     if check:
         ref, ref_lse = merge_ref(outs[0], lses[0], outs[1], lses[1])
         err = (dst - ref).abs().max().item()
@@ -184,7 +190,7 @@ def _run_scenario(item: Item, device, check: bool) -> int:
         inputs.kwargs["s_aux"] = inputs.kwargs["s_aux"].to(torch.bfloat16)
         inputs.s_aux = inputs.kwargs["s_aux"].float()
     out, lse = prepare_call(s, inputs)()
-    torch.cuda.synchronize()
+    _sync(device)
     if check:
         res = check_call(s, inputs, out, lse)
         if not res.correct:
@@ -194,13 +200,11 @@ def _run_scenario(item: Item, device, check: bool) -> int:
 
 
 def _run_hostile(item: Item, device, check: bool) -> int:
-    import torch
-
     from reliability_cases import HOSTILE_CASES, build_hostile, run_hostile
     case = next(c for c in HOSTILE_CASES if c.name == item.hostile)
     hc = build_hostile(case, device, seed=3)
     res = run_hostile(hc, device)
-    torch.cuda.synchronize()
+    _sync(device)
     if not res.get("ok"):
         raise AssertionError(res.get("reason", "hostile call failed"))
     return 1 + (1 if hc.metadata_kwargs is not None else 0)
@@ -233,7 +237,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"flashseek kernels unavailable: {reason}")
         print(f"{WORKLOAD_MARK} scenarios=0 calls=0 failed=0 skipped=1")
         return 2
-    device = torch.device("cuda")
+    device = torch.device(os.environ.get("FLASHSEEK_RELIABILITY_DEVICE", "cuda"))  # "cpu": dry runs only
     items = plan(args.quick, args.hostile, args.only)
     failed = calls = done = 0
     context_lost = False
@@ -259,7 +263,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             print(f"  FAILED {type(exc).__name__}: {msg}", flush=True)
             try:
-                torch.cuda.synchronize()
+                _sync(device)
             except Exception:
                 context_lost = True
     print(f"{len(items)} scenarios in {time.time() - t0:.1f} s", flush=True)

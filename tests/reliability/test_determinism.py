@@ -25,7 +25,7 @@ import torch  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.inputs import make_inputs  # noqa: E402
 from flashseek.testing.run import prepare_call  # noqa: E402
-from reliability_cases import bitwise_equal, pack_sequences, planned_splits  # noqa: E402
+from reliability_cases import DEVICE, bitwise_equal, pack_sequences, planned_splits, sync  # noqa: E402
 from reliability_report import record  # noqa: E402
 
 SEED = int(os.environ.get("FLASHSEEK_RELIABILITY_SEED", "1"))
@@ -60,7 +60,7 @@ def _mode_name(mode):
                          ids=[f"{s.name}/{_mode_name(m)}" for s, m in REPEAT_CASES])
 def test_repeated_runs_are_bitwise_equal(scenario, splits):
     s = scenario.with_(num_splits=splits)
-    inputs = make_inputs(s, "cuda", seed=SEED)
+    inputs = make_inputs(s, DEVICE, seed=SEED)
     call = prepare_call(s, inputs)
     out0, lse0 = call()
     out0, lse0 = out0.clone(), None if lse0 is None else lse0.clone()
@@ -71,7 +71,7 @@ def test_repeated_runs_are_bitwise_equal(scenario, splits):
         if not bitwise_equal(out, out0) or (lse0 is not None and not bitwise_equal(lse, lse0)):
             diff = (out.float() - out0.float()).abs().nan_to_num(0.0).max().item()
             bad.append(f"run {i} (max |diff| {diff:.3g})")
-    torch.cuda.synchronize()
+    sync(DEVICE)
     record("determinism", kind="repeat", name=f"{s.name}/{_mode_name(splits)}", runs=RUNS, ok=not bad,
            mismatching_runs=len(bad), planned_splits=planned, reason="; ".join(bad[:3]) or None)
     assert not bad, f"{s.name} num_splits={splits} (seed {SEED}): {len(bad)} of {RUNS - 1} runs differ: {bad[:3]}"
@@ -94,13 +94,13 @@ TARGETS = [
 def _target(t, gen):
     hq, hkv, d = t["heads"]
     dt = t.get("dtype", torch.bfloat16)
-    q = torch.randn(t["q"], hq, d, generator=gen, device="cuda").to(dt)
-    k = torch.randn(t["k"], hkv, d, generator=gen, device="cuda").to(dt)
-    v = torch.randn(t["k"], hkv, d, generator=gen, device="cuda").to(dt)
+    q = torch.randn(t["q"], hq, d, generator=gen, device=DEVICE).to(dt)
+    k = torch.randn(t["k"], hkv, d, generator=gen, device=DEVICE).to(dt)
+    v = torch.randn(t["k"], hkv, d, generator=gen, device=DEVICE).to(dt)
     call = dict(causal=t.get("causal", True), softcap=t.get("softcap", 0.0), window_size=t.get("window"),
                 num_splits=1, return_softmax_lse=True)
     if t.get("sinks"):
-        call["s_aux"] = torch.randn(hq, generator=gen, device="cuda")
+        call["s_aux"] = torch.randn(hq, generator=gen, device=DEVICE)
     return q, k, v, call
 
 
@@ -114,7 +114,7 @@ def _run(qs, ks, vs, call, index, **layout):
 
 @pytest.mark.parametrize("target", TARGETS, ids=[t["name"] for t in TARGETS])
 def test_sequence_output_does_not_depend_on_the_batch(target):
-    gen = torch.Generator(device="cuda").manual_seed(SEED)
+    gen = torch.Generator(device=DEVICE).manual_seed(SEED)
     rng = np.random.default_rng(SEED)
     q, k, v, call = _target(target, gen)
     hq, hkv, d = target["heads"]
@@ -127,17 +127,18 @@ def test_sequence_output_does_not_depend_on_the_batch(target):
         for _ in range(n_other):
             sq = int(rng.choice([1, 1, 1, 3, int(rng.integers(1, 300))]))
             sk = int(rng.integers(sq, 3000))
-            qs.append(torch.randn(sq, hq, d, generator=gen, device="cuda").to(q.dtype))
-            ks.append(torch.randn(sk, hkv, d, generator=gen, device="cuda").to(q.dtype))
-            vs.append(torch.randn(sk, hkv, d, generator=gen, device="cuda").to(q.dtype))
+            qs.append(torch.randn(sq, hq, d, generator=gen, device=DEVICE).to(q.dtype))
+            ks.append(torch.randn(sk, hkv, d, generator=gen, device=DEVICE).to(q.dtype))
+            vs.append(torch.randn(sk, hkv, d, generator=gen, device=DEVICE).to(q.dtype))
         qs.insert(pos, q)
         ks.insert(pos, k)
         vs.insert(pos, v)
-        out, lse = _run(qs, ks, vs, call, pos, layout="paged", page_size=16, seed=i + 1, spare_pages=int(rng.integers(0, 50)))
+        out, lse = _run(qs, ks, vs, call, pos, layout="paged", page_size=16, seed=i + 1,
+                        spare_pages=int(rng.integers(0, 50)))
         if not (bitwise_equal(out, alone[0]) and bitwise_equal(lse, alone[1])):
             diff = (out.float() - alone[0].float()).abs().nan_to_num(0.0).max().item()
             bad.append(f"batch {i} ({n_other} neighbours, position {pos}): max |diff| {diff:.3g}")
-    torch.cuda.synchronize()
+    sync(DEVICE)
     record("determinism", kind="invariance", name=target["name"], batches=BATCHES, mismatches=len(bad),
            ok=not bad, reason="; ".join(bad[:3]) or None)
     assert not bad, f"{target['name']} with num_splits=1 (seed {SEED}): {len(bad)} of {BATCHES} batches differ " \
@@ -150,7 +151,7 @@ LAYOUTS = [dict(layout="paged", page_size=1), dict(layout="paged", page_size=48)
 
 @pytest.mark.parametrize("target", TARGETS, ids=[t["name"] for t in TARGETS])
 def test_sequence_output_does_not_depend_on_the_kv_layout(target):
-    gen = torch.Generator(device="cuda").manual_seed(SEED + 7)
+    gen = torch.Generator(device=DEVICE).manual_seed(SEED + 7)
     q, k, v, call = _target(target, gen)
     base = _run([q], [k], [v], call, 0, layout="paged", page_size=16, seed=3)
     bad = []
@@ -159,7 +160,7 @@ def test_sequence_output_does_not_depend_on_the_kv_layout(target):
         if not (bitwise_equal(out, base[0]) and bitwise_equal(lse, base[1])):
             diff = (out.float() - base[0].float()).abs().nan_to_num(0.0).max().item()
             bad.append(f"{lay}: max |diff| {diff:.3g}")
-    torch.cuda.synchronize()
+    sync(DEVICE)
     record("determinism", kind="layout", name=target["name"], layouts=len(LAYOUTS), mismatches=len(bad),
            ok=not bad, reason="; ".join(bad[:3]) or None)
     assert not bad, f"{target['name']} (seed {SEED}): paged p16 vs other layouts differ: {bad}"

@@ -28,7 +28,7 @@ if _REASON is not None:
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from reliability_cases import bitwise_equal, check_against_reference, planned_splits  # noqa: E402
+from reliability_cases import DEVICE, bitwise_equal, check_against_reference, planned_splits, sync  # noqa: E402
 from reliability_report import record  # noqa: E402
 
 SEED = int(os.environ.get("FLASHSEEK_RELIABILITY_SEED", "1"))
@@ -41,7 +41,7 @@ class Step:
     """The static buffers of one captured step and the way the engine refills them."""
 
     def __init__(self, *, hq, hkv, d, page, batch, n_prefill, max_q, max_k, sinks=False, seed=0):
-        dev = torch.device("cuda")
+        dev = torch.device(DEVICE)
         self.hq, self.hkv, self.d, self.page, self.batch = hq, hkv, d, page, batch
         self.n_prefill, self.max_q, self.max_k = n_prefill, max_q, max_k
         self.width = math.ceil(max_k / page)
@@ -89,7 +89,7 @@ class Step:
         assert cu[-1] <= self.total_q
         self.cu_seqlens_q.copy_(torch.from_numpy(cu))
         self.seqused_k.copy_(torch.tensor(k_lens, dtype=torch.int32))
-        perm = torch.randperm(self.num_blocks, generator=self.gen, device="cuda")[:self.batch * self.width]
+        perm = torch.randperm(self.num_blocks, generator=self.gen, device=DEVICE)[:self.batch * self.width]
         self.block_table.copy_(perm.view(self.batch, self.width).to(torch.int32))
         self.q.normal_(generator=self.gen)
         self.k.normal_(generator=self.gen)
@@ -106,7 +106,7 @@ class Step:
             if pages:
                 used[table[b, :pages - 1]] = True
                 used[table[b, pages - 1], :n - (pages - 1) * self.page] = True
-        mask = torch.from_numpy(~used).to("cuda")
+        mask = torch.from_numpy(~used).to(DEVICE)
         self.k[mask] = float("nan")
         self.v[mask] = float("nan")
 
@@ -125,18 +125,28 @@ def _compare(out_g, lse_g, out_e, lse_e, n):
     return False, diff, same_nan and same_inf
 
 
+def _capture(fn):
+    """(replay, static outputs) of fn captured into a CUDA graph. Off CUDA (dry runs of this file with a
+    stand-in binding) replay calls fn again and copies its results into the first call's outputs."""
+    if torch.device(DEVICE).type != "cuda":
+        static = fn()
+        return (lambda: [s.copy_(r) for s, r in zip(static, fn())]), static
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside capture: no lazy initialisation may happen inside it
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static = fn()
+    return graph.replay, static
+
+
 def _replay_and_compare(name, step, replays, main):
     kw = step.call_kwargs()
     md = step.metadata
     kw["scheduler_metadata"] = md
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up outside capture: no lazy initialisation may happen inside it
-        flashseek.flash_attn_varlen_func(**kw, out=step.out_graph)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        _, lse_graph = flashseek.flash_attn_varlen_func(**kw, out=step.out_graph)
+    replay, (_, lse_graph) = _capture(lambda: flashseek.flash_attn_varlen_func(**kw, out=step.out_graph))
     splits = planned_splits(kw)
 
     stats = dict(kind="graph", name=name, main=main, replays=0, mismatches=0, bitwise_mismatches=0,
@@ -150,7 +160,7 @@ def _replay_and_compare(name, step, replays, main):
         md.copy_(flashseek.get_scheduler_metadata(**step.metadata_kwargs()))
         step.out_graph.fill_(float("nan"))
         step.out_eager.fill_(float("nan"))
-        graph.replay()
+        replay()
         _, lse_eager = flashseek.flash_attn_varlen_func(**kw, out=step.out_eager)
         n = sum(step.q_lens)
         bitwise, diff, same_special = _compare(step.out_graph, lse_graph, step.out_eager, lse_eager, n)
@@ -170,7 +180,7 @@ def _replay_and_compare(name, step, replays, main):
             if not res.correct:
                 stats["reference_failures"] += 1
                 first_bad.append(f"replay {i} against the reference: {res.summary()}")
-    torch.cuda.synchronize()
+    sync(DEVICE)
     stats["reason"] = "; ".join(first_bad) if first_bad else None
     stats["ok"] = stats["mismatches"] == 0 and stats["reference_failures"] == 0
     record("graph_replay", **stats)

@@ -5,7 +5,7 @@ flash_attn_with_kvcache, whose append writes into the cache, bad cache_seqlens, 
 and cache_leftpad (scripts/reliability/reliability_cases.py lists them).
 
 The library reads no device data on the host, so none of this can be rejected up front; the kernels clamp what
-they read. Each case must therefore: finish without a CUDA error (torch.cuda.synchronize() raises none), write
+they read. Each case must therefore: finish without a CUDA error (sync(DEVICE) raises none), write
 nothing outside `out` (a view inside a NaN-poisoned buffer with guard regions before, after and between its
 rows; for the kvcache entry the caches sit in such buffers), write none of its inputs, and leave the device able
 to run a following normal call that passes the reference check. The values it computes are not judged: the
@@ -25,13 +25,11 @@ _REASON = flashseek.unavailable_reason()
 if _REASON is not None:
     pytest.skip(f"flashseek kernels unavailable: {_REASON}", allow_module_level=True)
 
-import torch  # noqa: E402
-
 from flashseek.check_inputs import check_inputs  # noqa: E402
 from flashseek.testing.inputs import make_inputs  # noqa: E402
 from flashseek.testing.run import run_scenario  # noqa: E402
-from reliability_cases import (BASES, FOLLOWUP, HOSTILE_CASES, INT32_MAX, INT32_MIN, build_hostile,  # noqa: E402
-                               run_checker, run_hostile, set_unused_table_entries)
+from reliability_cases import (BASES, DEVICE, FOLLOWUP, HOSTILE_CASES, INT32_MAX, INT32_MIN,  # noqa: E402
+                               build_hostile, run_checker, run_hostile, set_unused_table_entries, sync)
 from reliability_report import record  # noqa: E402
 
 SEED = int(os.environ.get("FLASHSEEK_RELIABILITY_SEED", "1"))
@@ -42,12 +40,12 @@ _lost = []  # the case after which the CUDA context is unusable: later cases fai
 def test_hostile_call_is_contained(case):
     if _lost:
         pytest.fail(f"not run: the CUDA context was lost in {_lost[0]}")
-    hc = build_hostile(case, "cuda", seed=SEED)
-    res = run_hostile(hc, "cuda")
+    hc = build_hostile(case, DEVICE, seed=SEED)
+    res = run_hostile(hc, DEVICE)
     if res["crashed"]:
         _lost.append(case.name)
     else:
-        follow = run_scenario(FOLLOWUP, "cuda", seed=SEED).result
+        follow = run_scenario(FOLLOWUP, DEVICE, seed=SEED).result
         res["followup_ok"] = follow.correct
         if not follow.correct:
             res["ok"] = False
@@ -61,7 +59,7 @@ def test_hostile_call_is_contained(case):
 def test_checker_names_the_bad_argument(case):
     if _lost:
         pytest.fail(f"not run: the CUDA context was lost in {_lost[0]}")
-    arg, message = run_checker(build_hostile(case, "cuda", seed=SEED))
+    arg, message = run_checker(build_hostile(case, DEVICE, seed=SEED))
     record("hostile", kind="checker", name=case.name, ok=arg == case.arg, expected=case.arg, got=arg,
            reason=None if arg == case.arg else message)
     assert arg == case.arg, f"{case.name}: check_inputs named {arg!r}, expected {case.arg!r}: {message}"
@@ -71,9 +69,9 @@ def test_checker_names_the_bad_argument(case):
 @pytest.mark.parametrize("base", [b for b, s in BASES.items() if s.entry == "varlen"])
 def test_checker_accepts_valid_calls(base, unused):
     """Valid device data passes, also with garbage in the block-table entries no sequence uses."""
-    kw = make_inputs(BASES[base], "cuda", seed=SEED).kwargs
+    kw = make_inputs(BASES[base], DEVICE, seed=SEED).kwargs
     check_inputs(**kw)
     if kw.get("block_table") is not None:
         set_unused_table_entries(kw, unused)
         check_inputs(**kw)
-    torch.cuda.synchronize()
+    sync(DEVICE)
