@@ -50,29 +50,39 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
   const float sink = p.s_aux != nullptr ? sink_logit(p, head) : -INFINITY;
   const float top = fmaxf(lse_max, sink);
 
-  // Each lane owns columns 2 * lane + 64 * i.
+  // Each lane owns columns 2 * lane + 64 * i. The weights of 32 splits at a time sit one per lane and are
+  // broadcast; the loads of different splits are independent, so several are in flight at once (a serial
+  // split loop is latency-bound: a 128-split row would cost tens of microseconds).
   constexpr int kPairs = (kDvPadded + 63) / 64;
   float2 acc[kPairs];
 #pragma unroll
   for (int i = 0; i < kPairs; ++i) acc[i] = make_float2(0.f, 0.f);
   float total = 0.f;
   if (top != -INFINITY) {
-    for (int s = 0; s < p.num_splits; ++s) {
-      const float lse = p.lse_partial[first + s * split_stride];
-      if (lse == -INFINITY) continue;
-      const float w = expf(lse - top);
-      total += w;
-      const float* o = p.o_partial + (first + s * split_stride) * kDvPadded;
+    for (int chunk = 0; chunk < p.num_splits; chunk += 32) {
+      const int mine = chunk + lane;
+      const float lse = mine < p.num_splits ? p.lse_partial[first + mine * split_stride] : -INFINITY;
+      const float w_mine = lse == -INFINITY ? 0.f : expf(lse - top);
+      total += w_mine;
+      const int count = min(32, p.num_splits - chunk);
+#pragma unroll 4
+      for (int j = 0; j < count; ++j) {
+        const float w = __shfl_sync(0xffffffff, w_mine, j);
+        // An empty split wrote zeros with weight 0; a split's NaN (from real inputs) still propagates.
+        const float* o = p.o_partial + (first + (chunk + j) * split_stride) * kDvPadded;
 #pragma unroll
-      for (int i = 0; i < kPairs; ++i) {
-        const int col = 2 * lane + 64 * i;
-        if (col < kDvPadded) {
-          const float2 v = *reinterpret_cast<const float2*>(o + col);
-          acc[i].x += w * v.x;
-          acc[i].y += w * v.y;
+        for (int i = 0; i < kPairs; ++i) {
+          const int col = 2 * lane + 64 * i;
+          if (col < kDvPadded) {
+            const float2 v = *reinterpret_cast<const float2*>(o + col);
+            acc[i].x += w * v.x;
+            acc[i].y += w * v.y;
+          }
         }
       }
     }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffff, total, offset);
     if (p.s_aux != nullptr) total += expf(sink - top);
   }
   const float inv = total > 0.f ? 1.f / total : 0.f;

@@ -38,33 +38,43 @@ struct Producer {
     cp_async_arrive_on(smem_base + Traits::q_full_barrier());
   }
 
+  static_assert(Traits::kBlockN <= kThreads, "one key row per producer thread");
+
+  // The page holding this thread's key row of block n (paged layout), read from the block table; 0 otherwise.
+  // Issued a block ahead of its use: a block-table read is a dependent global load, and waiting for it right
+  // before the copies would put one memory latency per block on the critical path of a long sequence.
+  __device__ __forceinline__ static int fetch_page(const FwdParams& p, const SequenceInfo& seq, int b, int n,
+                                                   int tid) {
+    const int key = n * Traits::kBlockN + tid;
+    if (p.kv_layout != KVLayout::kPaged || tid >= Traits::kBlockN || key >= seq.seqlen_k) return 0;
+    const int col = p.page_div.div(seq.k_first + key);
+    return p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col];
+  }
+
   // Element offsets (from the KV head's base) of the K and V rows of keys [n * kBlockN, (n + 1) * kBlockN),
-  // or -1 for keys past the sequence.
-  __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int b,
-                                                             int n, int64_t* k_off, int64_t* v_off, int tid) {
-    for (int r = tid; r < Traits::kBlockN; r += kThreads) {
-      const int key = n * Traits::kBlockN + r;
-      int64_t ko = -1, vo = -1;
-      if (key < seq.seqlen_k) {
-        const int kp = seq.k_first + key;
-        if (p.kv_layout == KVLayout::kPaged) {
-          const int col = p.page_div.div(kp);
-          const int in_page = kp - col * p.page_size;
-          int page = p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col];
-          page = max(0, min(page, p.num_pages - 1));
-          ko = page * p.k_page_stride + in_page * p.k_row_stride;
-          vo = page * p.v_page_stride + in_page * p.v_row_stride;
-        } else if (p.kv_layout == KVLayout::kBatched) {
-          ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
-          vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
-        } else {
-          ko = static_cast<int64_t>(kp) * p.k_row_stride;
-          vo = static_cast<int64_t>(kp) * p.v_row_stride;
-        }
+  // or -1 for keys past the sequence; `page` is this thread's fetch_page(n).
+  __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int n,
+                                                             int page, int64_t* k_off, int64_t* v_off, int tid) {
+    if (tid >= Traits::kBlockN) return;
+    const int key = n * Traits::kBlockN + tid;
+    int64_t ko = -1, vo = -1;
+    if (key < seq.seqlen_k) {
+      const int kp = seq.k_first + key;
+      if (p.kv_layout == KVLayout::kPaged) {
+        const int in_page = kp - p.page_div.div(kp) * p.page_size;
+        page = max(0, min(page, p.num_pages - 1));  // device data is untrusted
+        ko = page * p.k_page_stride + in_page * p.k_row_stride;
+        vo = page * p.v_page_stride + in_page * p.v_row_stride;
+      } else if (p.kv_layout == KVLayout::kBatched) {
+        ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
+        vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
+      } else {
+        ko = static_cast<int64_t>(kp) * p.k_row_stride;
+        vo = static_cast<int64_t>(kp) * p.v_row_stride;
       }
-      k_off[r] = ko;
-      v_off[r] = vo;
     }
+    k_off[tid] = ko;
+    v_off[tid] = vo;
   }
 
   template <class Tile>
@@ -92,11 +102,13 @@ struct Producer {
     const int k_chunks = p.head_dim / 8;
     const int v_chunks = p.head_dim_v / 8;
 
-    // Row offsets of block n are computed one block ahead, so the block-table reads of the next block overlap
-    // the wait for a free stage rather than delaying its copies.
+    // Row offsets of block n are computed one block ahead (double-buffered in shared memory), and the page ids
+    // they need are read two blocks ahead, so neither wait sits between a free stage and its copies.
     const int n_iters = n_end - n_begin;
     auto offsets_of = [&](int it) { return offsets + (it & 1) * 2 * Traits::kBlockN; };
-    compute_row_offsets(p, seq, b, n_end - 1, offsets_of(0), offsets_of(0) + Traits::kBlockN, tid);
+    int page_next = n_iters > 1 ? fetch_page(p, seq, b, n_end - 2, tid) : 0;
+    compute_row_offsets(p, seq, n_end - 1, fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
+                        offsets_of(0) + Traits::kBlockN, tid);
     named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     for (int it = 0; it < n_iters; ++it) {
       const int stage = it % Traits::kStages;
@@ -109,11 +121,13 @@ struct Producer {
                                         smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
       cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
 
-      // The other buffer was last read in iteration it - 1, before the previous sync.
+      const int page_after = it + 2 < n_iters ? fetch_page(p, seq, b, n_end - 3 - it, tid) : 0;
+      // The other offsets buffer was last read in iteration it - 1, before the previous sync.
       if (it + 1 < n_iters) {
         int64_t* next = offsets_of(it + 1);
-        compute_row_offsets(p, seq, b, n_end - 2 - it, next, next + Traits::kBlockN, tid);
+        compute_row_offsets(p, seq, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
       }
+      page_next = page_after;
 
       mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
       load_rows<typename Traits::VTile>(v, v_off, v_chunks,
