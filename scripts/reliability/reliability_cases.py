@@ -48,6 +48,12 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
 
 
+def is_cuda_error(message: str) -> bool:
+    """Whether an exception message is a CUDA error that leaves the context unusable (a device-side fault)."""
+    return any(m in message for m in ("CUDA error", "illegal memory access", "illegal instruction",
+                                      "unspecified launch failure", "misaligned address", "cudaError"))
+
+
 def sync(device) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
@@ -332,7 +338,7 @@ def run_hostile(hc: HostileCall, device="cuda") -> Dict[str, Any]:
     except Exception as exc:  # a CUDA error here poisons the context: the caller stops the run
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         res["error"] = f"{type(exc).__name__}: {msg}"
-        res["crashed"] = "CUDA" in msg or "cuda" in msg or "illegal" in msg
+        res["crashed"] = is_cuda_error(msg)
         res["ok"] = False
         res["reason"] = res["error"]
         return res

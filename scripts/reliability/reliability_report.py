@@ -80,6 +80,7 @@ def aggregate(check: str, lines: List[Dict[str, Any]]) -> Dict[str, Any]:
     if check == "hostile":
         return {
             "cases": _count(lines, "case"),
+            "failures": _count(lines, "case", bad),
             "crashes": _count(lines, "case", lambda d: d.get("crashed", False)),
             "guard_violations": _count(lines, "case", lambda d: not d.get("guards_ok", True)),
             "inputs_modified": _count(lines, "case", lambda d: not d.get("inputs_unchanged", True)),
@@ -110,7 +111,7 @@ def aggregate(check: str, lines: List[Dict[str, Any]]) -> Dict[str, Any]:
             "repeat_cases": len(rep),
             "runs_per_case": max([d.get("runs", 0) for d in rep], default=0),
             "nondeterministic": sum(1 for d in rep if bad(d)),
-            "forced_split_cases": sum(1 for d in rep if d.get("planned_splits", 1) > 1),
+            "forced_split_cases": sum(1 for d in rep if (d.get("planned_splits") or 1) > 1),
             "batch_invariance": {"targets": len(inv), "batches": sum(d.get("batches", 0) for d in inv),
                                  "mismatches": sum(d.get("mismatches", 0) for d in inv)},
             "layout_invariance": {"targets": len(lay), "layouts": sum(d.get("layouts", 0) for d in lay),

@@ -11,7 +11,7 @@ a junit report (built into pytest) for the counts and a metrics file the tests w
 and with --sanitizers, scripts/reliability/run_sanitizers.sh (memcheck, racecheck, synccheck, initcheck).
 
     python3 scripts/reliability/run_all.py --out bench/results/reliability.json [--sanitizers]
-    python3 scripts/reliability/run_all.py --checks none --sanitizers --out /tmp/san.json
+    python3 scripts/reliability/run_all.py --checks none --sanitizers --sanitizer-tools memcheck,synccheck --out s.json
     python3 scripts/reliability/run_all.py --merge-from a.json b.json --out bench/results/reliability.json
 
 The report: {"git_sha", "dirty", "gpu", "when", "command", "checks": {name: {..., "tests", "passed"}},
@@ -90,7 +90,11 @@ def collect_check(check: str, junit_path: str, output: str, metrics_dir: str, ex
         error = "timed out"
     elif exit_code not in (0, 1, 5):  # 5: nothing collected (every module skipped): the skip reason tells
         error = f"pytest exited with code {exit_code}"
-    metrics = aggregate(check, read_metrics(metrics_dir, check))
+    try:
+        metrics = aggregate(check, read_metrics(metrics_dir, check))
+    except Exception as exc:  # a malformed metrics line must not lose the check's pytest counts
+        metrics = {}
+        error = "; ".join(x for x in (error, f"could not aggregate the metrics: {type(exc).__name__}: {exc}") if x)
     return check_entry(check, tests, metrics, exit_code=exit_code, seconds=seconds, error=error)
 
 
@@ -162,7 +166,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--tar", default=None, help="also pack the logs folder into this .tar.gz")
     ap.add_argument("--checks", default=",".join(CHECKS), help=f"comma list of {', '.join(CHECKS)}, or none")
     ap.add_argument("--sanitizers", action="store_true", help="also run scripts/reliability/run_sanitizers.sh")
-    ap.add_argument("--sanitizer-tools", default=" ".join(SANITIZER_TOOLS))
+    ap.add_argument("--sanitizer-tools", default=",".join(SANITIZER_TOOLS), help="comma list")
     ap.add_argument("--sanitizer-timeout", type=int, default=280, help="seconds per tool")
     ap.add_argument("--sanitizer-quick", action="store_true", help="skip the larger workload scenarios")
     ap.add_argument("--fuzz-cases", type=int, default=500)
@@ -232,14 +236,18 @@ def main(argv: Optional[List[str]] = None) -> int:
               f"tests {e['tests']['passed']}/{e['tests']['tests']}  {e.get('reason', '')}".rstrip(), flush=True)
         report_now(partial=True)
 
+    tools = [t for t in args.sanitizer_tools.replace(",", " ").split() if t]
+    bad_tools = [t for t in tools if t not in SANITIZER_TOOLS]
+    if bad_tools:
+        ap.error(f"unknown sanitizer tools {bad_tools}; valid: {', '.join(SANITIZER_TOOLS)}")
     if args.sanitizers:
         san_dir = os.path.join(logs, "sanitizers")
         san_json = os.path.join(logs, "sanitizers.json")
         cmd = ["bash", os.path.join(HERE, "run_sanitizers.sh"), "--out", san_dir, "--json", san_json,
-               "--tools", args.sanitizer_tools, "--timeout", str(args.sanitizer_timeout)]
+               "--tools", " ".join(tools), "--timeout", str(args.sanitizer_timeout)]
         if args.sanitizer_quick:
             cmd.append("--quick")
-        n_tools = len(args.sanitizer_tools.split())
+        n_tools = len(tools)
         rc, secs, text = _run(cmd, os.path.join(logs, "sanitizers.log"), env,
                               (args.sanitizer_timeout + 60) * n_tools + 60)
         if os.path.exists(san_json):
@@ -248,7 +256,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             entries["sanitizers"] = {t: {"scenarios": 0, "errors": None, "passed": False,
                                          "reason": f"run_sanitizers.sh wrote no summary (exit {rc})"}
-                                     for t in args.sanitizer_tools.split()}
+                                     for t in tools}
         print(f"  sanitizers    in {secs:6.1f} s", flush=True)
 
     report = report_now(partial=False)

@@ -12,10 +12,11 @@
 # How each tool runs:
 #   memcheck   our kernels only (--kernel-name kns=flashseek: every flashseek kernel's mangled name holds it),
 #              512 bytes of padding after every allocation, plus the hostile device data of reliability_cases
-#   racecheck  our kernels only, analysis report
+#   racecheck  our kernels only, analysis report; the workload's --quick set (no 993-sequence batch: slow here)
 #   synccheck  our kernels only
 #   initcheck  every kernel: a write by an unchecked kernel (torch's randn) would not count as initialising
-#              memory, so filtering would report false uninitialised reads; findings are split by kernel
+#              memory, so filtering would report false uninitialised reads; findings are split by kernel;
+#              the --quick set
 # PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is its own cudaMalloc, so an access past a tensor is past an
 # allocation (with the caching allocator it would land in a neighbour inside the same segment, unseen).
 # The sanitizer binary: $COMPUTE_SANITIZER, else compute-sanitizer on the PATH, else /usr/local/cuda/bin.
@@ -68,9 +69,9 @@ else
   for tool in $TOOLS; do
     case $tool in
       memcheck) opts=(--tool memcheck --kernel-name kns=flashseek --padding 512); wl=(--hostile all) ;;
-      racecheck) opts=(--tool racecheck --kernel-name kns=flashseek --racecheck-report analysis); wl=() ;;
+      racecheck) opts=(--tool racecheck --kernel-name kns=flashseek --racecheck-report analysis); wl=(--quick) ;;
       synccheck) opts=(--tool synccheck --kernel-name kns=flashseek); wl=() ;;
-      initcheck) opts=(--tool initcheck); wl=() ;;
+      initcheck) opts=(--tool initcheck); wl=(--quick) ;;
       *) echo "unknown tool $tool" >&2; continue ;;
     esac
     # shellcheck disable=SC2206

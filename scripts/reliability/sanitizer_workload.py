@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A small program for compute-sanitizer: one small call per family of grid.md and per kernel variant.
 
-Variants: every tile (head dims 64, 128, 192/128, 192, 256, reached from d 40, 64, 72, 80, 96, 128, 160, 192,
-256) in bf16 and fp16, each without splits and with splits (the combine kernel). Families: prefill (varlen,
+Variants: every forward kernel (tiles of head dims 64, 128, 192/128, 192, 256, reached from d 40, 64, 72, 80, 96,
+128, 160, 192, 256; bf16 and fp16; 64- and 128-row query blocks), each tile without and with splits (the
+combine kernel) at both block sizes. Families: prefill (varlen,
 batched rows with gaps), decode, split-KV with scheduler metadata, speculative decode, mixed, sliding window,
 softcap, sinks (float32 and bf16 s_aux, with and without splits), flash_attn_with_kvcache (append, rotary, left
 padding, cache_batch_idx, pages of 4), the cascade (merge_attn_states), merge_attn_states on its own (fp32 and
@@ -63,24 +64,31 @@ class Item:
     extra: Dict[str, Any] = field(default_factory=dict)
 
 
+# One call per forward-kernel instantiation (dtype x tile x block_m: 64 query rows when every sequence's
+# packed rows fit, else 128), each tile seeing both epilogues (split partials and direct) at both block sizes.
+VARIANT_CALLS = (  # (dtype, block_m, split, batch): packed rows = max q_len x 2 (GQA 4/2)
+    ("bf16", 128, False, "q37s600_q1s129"),
+    ("bf16", 64, True, "q1s700_q3s400"),
+    ("fp16", 64, False, "q20s600_q1s129"),
+    ("fp16", 128, True, "q40s1500_q2s300"),
+)
+
+
 def variant_items() -> List[Item]:
     items = []
     for tile, dims in TILES.items():
-        i = 0
-        for dtype in ("bf16", "fp16"):
-            for split in (False, True):
-                d, dv = dims[(i + i // len(dims)) % len(dims)]  # each dim meets both split modes
-                i += 1
-                h = custom_heads(4, 2, d, dv)
-                label = f"variant/{dtype}/tile{tile}/d{d}" + (f"-{dv}" if dv != d else "") + \
-                        ("/split" if split else "/nosplit")
-                if split:  # decode-like, few CTAs: the heuristic splits, the combine runs
-                    s = make_scenario("decode-splitkv", h, "q1s700_q3s400", name=label, dtype=dtype, page_size=16,
-                                      num_splits=3, return_lse=True)
-                else:  # one prefill chunk (both consumer warpgroups) and one decode, K/V rings wrap
-                    s = make_scenario("prefill-varlen", h, "q37s600_q1s129", name=label, dtype=dtype,
-                                      kv_layout="varlen", num_splits=1, return_lse=True)
-                items.append(Item(label, "scenario", "variant", s))
+        for i, (dtype, block_m, split, batch) in enumerate(VARIANT_CALLS):
+            d, dv = dims[(i + i // len(dims)) % len(dims)]  # each dim meets both split modes
+            h = custom_heads(4, 2, d, dv)
+            label = f"variant/{dtype}/tile{tile}/d{d}" + (f"-{dv}" if dv != d else "") + \
+                    f"/m{block_m}/" + ("split" if split else "nosplit")
+            if split:  # few CTAs: the heuristic splits (3 asked), the combine runs
+                s = make_scenario("decode-splitkv", h, batch, name=label, dtype=dtype, page_size=16, num_splits=3,
+                                  return_lse=True)
+            else:  # K/V stage rings wrap; one sequence shorter than a block
+                s = make_scenario("prefill-varlen", h, batch, name=label, dtype=dtype, kv_layout="varlen",
+                                  num_splits=1, return_lse=True)
+            items.append(Item(label, "scenario", "variant", s))
     return items
 
 

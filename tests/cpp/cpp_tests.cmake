@@ -28,3 +28,7 @@ if(Python3_FOUND)
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_sass.py $<TARGET_FILE:flashseek>)
   set_tests_properties(sass_check PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# Packaging: the installed CMake package is usable from another project.
+add_test(NAME packaging_find_package
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/packaging/check_find_package.sh ${CMAKE_BINARY_DIR})

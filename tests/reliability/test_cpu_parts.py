@@ -241,6 +241,13 @@ def test_workload_plan_covers_every_variant_and_family():
     variants = {(it.scenario.dtype, it.label.split("/")[2], it.label.endswith("/split")) for it in items
                 if it.family == "variant"}
     assert variants == {(dt, f"tile{t}", sp) for dt in ("bf16", "fp16") for t in sw.TILES for sp in (False, True)}
+    kernels = {(it.scenario.dtype, it.label.split("/")[2], it.label.split("/")[4]) for it in items
+               if it.family == "variant"}
+    assert kernels == {(dt, f"tile{t}", m) for dt in ("bf16", "fp16") for t in sw.TILES for m in ("m64", "m128")}
+    for it in items:  # the label's block size is the one the library will choose (64 rows when all fit)
+        if it.family == "variant":
+            rows = max(it.scenario.q_lens) * it.scenario.num_heads_q // it.scenario.num_heads_kv
+            assert (rows <= 64) == it.label.endswith(("m64/split", "m64/nosplit")), it.label
     dims = {it.scenario.head_dim for it in items if it.family == "variant"}
     assert {40, 64, 72, 80, 96, 128, 160, 192, 256} <= dims
     families = {it.family for it in items}
@@ -259,7 +266,7 @@ def test_workload_lists_its_plan_without_a_gpu():
     out = subprocess.run([sys.executable, str(SCRIPTS / "sanitizer_workload.py"), "--list"], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "variant/bf16/tile256/d256/split" in out.stdout and "family/lse/merge-fp32-inf-lse" in out.stdout
+    assert "variant/bf16/tile256/d256/m64/split" in out.stdout and "family/lse/merge-fp32-inf-lse" in out.stdout
 
 
 MEMCHECK_LOG = """========= COMPUTE-SANITIZER
@@ -422,7 +429,7 @@ def test_metrics_roundtrip_and_aggregates(tmp_path, monkeypatch):
     h = rr.aggregate("hostile", [dict(kind="case", name="a", ok=True, guards_ok=True, followup_ok=True),
                                  dict(kind="case", name="b", ok=False, crashed=True, reason="CUDA error"),
                                  dict(kind="checker", name="a", ok=True)])
-    assert (h["cases"], h["crashes"], h["checker_cases"], h["checker_misses"]) == (2, 1, 1, 0)
+    assert (h["cases"], h["failures"], h["crashes"], h["checker_cases"], h["checker_misses"]) == (2, 1, 1, 1, 0)
     d = rr.aggregate("determinism", [dict(kind="repeat", name="x", runs=100, ok=True, planned_splits=16),
                                      dict(kind="invariance", name="y", batches=12, mismatches=0, ok=True),
                                      dict(kind="layout", name="y", layouts=5, mismatches=1, ok=False)])

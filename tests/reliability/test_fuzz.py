@@ -19,7 +19,7 @@ if _REASON is not None:
     pytest.skip(f"flashseek kernels unavailable: {_REASON}", allow_module_level=True)
 
 from fuzz_space import DEFAULT_CASES, fuzz_case  # noqa: E402
-from reliability_cases import DEVICE, run_fuzz_case  # noqa: E402
+from reliability_cases import DEVICE, is_cuda_error, run_fuzz_case  # noqa: E402
 from reliability_report import record  # noqa: E402
 
 SEED = int(os.environ.get("FLASHSEEK_FUZZ_SEED", "1"))
@@ -34,7 +34,7 @@ def test_fuzz_case(case_seed):
         pytest.fail(f"not run: the CUDA context was lost in case {_lost[0]}")
     case = fuzz_case(case_seed)
     res = run_fuzz_case(case, DEVICE)
-    if res.error and ("CUDA" in res.error or "illegal" in res.error):
+    if res.error and is_cuda_error(res.error):
         _lost.append(case_seed)
     record("fuzz", kind="case", case_seed=case_seed, name=case.scenario.name, ok=res.correct,
            reason=None if res.correct else res.reason[:600], replay=case.replay, features=list(case.features))
