@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine call: build (cmake + ninja, reusing build/gpu when the machine is warm), then the steps named
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
-#   steps: build prims smoke tests eval-quick eval-full eval:<args> py:<script args>
+#   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
 # Example: scripts/gpu-run.sh build prims smoke tests eval-quick
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +40,7 @@ run_step() {
     eval-quick) python3 -m flashseek.eval.cli --quick --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval-full) python3 -m flashseek.eval.cli --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval:*) python3 -m flashseek.eval.cli ${step#eval:} --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
+    reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -60 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
