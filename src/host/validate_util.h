@@ -127,6 +127,8 @@ inline void require_last_dim_contiguous(const TensorView& t, const std::string& 
 inline void require_contiguous(const TensorView& t, const std::string& arg) {
   int64_t expected = 1;
   bool ok = true;
+  for (int i = 0; i < t.rank; ++i)
+    if (t.shape[i] == 0) return;  // an empty tensor is contiguous whatever its strides (torch gives (1, 1))
   for (int i = t.rank - 1; i >= 0; --i) {
     if (t.shape[i] != 1 && t.stride[i] != expected) ok = false;
     expected *= t.shape[i];

@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "combine.h"
+#include "prims/float_ops.h"
 #include "seqlen.h"
 
 namespace flashseek::sm90 {
@@ -43,12 +44,12 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
   const int64_t first = q_row * p.num_heads_q + head;
 
   float lse_max = -INFINITY;
-  for (int s = lane; s < p.num_splits; s += 32) lse_max = fmaxf(lse_max, p.lse_partial[first + s * split_stride]);
+  for (int s = lane; s < p.num_splits; s += 32) lse_max = max_propagate_nan(lse_max, p.lse_partial[first + s * split_stride]);
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) lse_max = fmaxf(lse_max, __shfl_xor_sync(0xffffffff, lse_max, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) lse_max = max_propagate_nan(lse_max, __shfl_xor_sync(0xffffffff, lse_max, offset));
 
   const float sink = p.s_aux != nullptr ? sink_logit(p, head) : -INFINITY;
-  const float top = fmaxf(lse_max, sink);
+  const float top = max_propagate_nan(lse_max, sink);  // NaN when a split saw a NaN logit
 
   // Each lane owns columns 2 * lane + 64 * i. The weights of 32 splits at a time sit one per lane and are
   // broadcast; the loads of different splits are independent, so several are in flight at once (a serial
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
     for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffff, total, offset);
     if (p.s_aux != nullptr) total += expf(sink - top);
   }
-  const float inv = total > 0.f ? 1.f / total : 0.f;
+  const float inv = total == 0.f ? 0.f : 1.f / total;  // NaN stays NaN
 
   Element* out = static_cast<Element*>(p.out) + q_row * p.o_row_stride + static_cast<int64_t>(head) * p.o_head_stride;
 #pragma unroll
@@ -97,7 +98,7 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
     }
   }
   if (p.lse != nullptr && lane == 0) {
-    p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total > 0.f ? top + logf(total) : -INFINITY;
+    p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total == 0.f ? -INFINITY : top + logf(total);
   }
 }
 

@@ -56,8 +56,9 @@ struct Epilogue {
         factor[r] = kept / total;
         lse[r] = (top + log2f(total)) * kLn2;
       } else {
-        factor[r] = sum > 0.f ? 1.f / sum : 0.f;
-        lse[r] = sum > 0.f ? (m_log2 + log2f(sum)) * kLn2 : -INFINITY;
+        // sum is 0 only when the row saw no key; a NaN sum (NaN in a real input) must reach out and LSE.
+        factor[r] = sum == 0.f ? 0.f : 1.f / sum;
+        lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
       }
     }
 

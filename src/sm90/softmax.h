@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "prims/float_ops.h"
+
 namespace flashseek::sm90 {
 
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -43,10 +45,14 @@ struct OnlineSoftmax {
     for (int r = 0; r < 2; ++r) {
       float m = row_max[r];
 #pragma unroll
-      for (int j = 0; j < kN / 8; ++j) m = fmaxf(m, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, 2));
+      for (int j = 0; j < kN / 8; ++j) {
+        m = max_propagate_nan(m, max_propagate_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+      }
+      m = max_propagate_nan(m, __shfl_xor_sync(0xffffffff, m, 1));
+      m = max_propagate_nan(m, __shfl_xor_sync(0xffffffff, m, 2));
       // A row with no visible key yet keeps max -inf; subtracting 0 then leaves exp2(-inf) = 0, never NaN.
+      // A NaN logit makes the max NaN, and with it every exponential, the sum and O of the row (IEEE, as the
+      // naive softmax).
       const float m_scaled = m == -INFINITY ? 0.f : m * scale_log2;
       correction[r] = m == -INFINITY ? 1.f : fast_exp2(row_max[r] * scale_log2 - m_scaled);
       row_max[r] = m;
