@@ -21,6 +21,10 @@ def git_info(start: Optional[Path] = None) -> Dict[str, object]:
     """git_sha and dirty of the checkout holding this package (or FLASHSEEK_GIT_SHA / FLASHSEEK_GIT_DIRTY where
     there is no git, e.g. a copied tree on the GPU machine)."""
     start = start or Path(__file__).resolve().parent
+    if os.environ.get("FLASHSEEK_GIT_SHA"):  # stamped by the caller: a copied tree's .git may be stale
+        dirty_env = os.environ.get("FLASHSEEK_GIT_DIRTY", "1")
+        return {"git_sha": os.environ["FLASHSEEK_GIT_SHA"],
+                "dirty": dirty_env.strip().lower() in ("1", "true", "yes")}
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=start, capture_output=True, text=True, timeout=10)
         status = subprocess.run(["git", "status", "--porcelain"], cwd=start, capture_output=True, text=True,
@@ -258,6 +262,12 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
              f"- roofline (measured in this run): HBM read {meta['roofline']['hbm_GBps']} GB/s, bf16 "
              f"{meta['roofline']['bf16_TFLOPs']} TFLOP/s",
              f"- timing: {meta.get('timing_method')}", ""]
+    flex = meta.get("flex_subset")
+    if flex is not None:
+        lines.append(f"- FlexAttention ran on {len(flex)} named scenarios only (it compiles per shape); elsewhere it "
+                     "is not in the comparison" if flex else
+                     "- FlexAttention ran on no scenario (--quick: its per-shape compilation does not fit the budget)")
+        lines.append("")
     if unavailable:
         lines.append("- baselines unavailable here: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
         lines.append("")
