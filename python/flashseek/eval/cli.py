@@ -142,6 +142,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ceilings = measure_ceilings()
     print(f"flashseek-eval: ceilings {ceilings}", file=sys.stderr)
     timer = DeviceTimer(repeats=args.repeats)
+    # The host's own floor: a one-element add timed like every call's host_us (this host is slow; targets on
+    # host time are ratios to this, measured in the same run).
+    one = torch.zeros(1, device="cuda")
+    trivial_host_us = round(min(timer.host_us(lambda: one.add_(1)) for _ in range(3)), 2)
     flex_names = None if args.flex == "all" else set(FLEX_SUBSET)
     if args.quick and args.flex == "subset":
         # FlexAttention compiles per shape (10-25 s each): within --quick's 2 minutes it runs on none.
@@ -161,6 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                           "interquartile range; host_us = wall time per call of back-to-back eager calls"),
         "flex_subset": None if flex_names is None else sorted(flex_names),
         "baselines_unavailable": unavailable,
+        "trivial_op_host_us": trivial_host_us,
     }
     records = []
     progress = _Progress(len(scenarios))

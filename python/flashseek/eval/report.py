@@ -202,6 +202,12 @@ def _questions(records: Sequence[dict], summary: dict, meta: dict, previous: Opt
                    f"e.g. " + ", ".join(f"{r['name']} ({r['host_us']:.3g} vs {r['us']:.3g})" for r in host_bound[:6])
                    + ". Under CUDA-graph replay (the engine's decode path) this host cost disappears; eager prefill "
                      "calls pay it once per layer.")
+        trivial = meta.get("trivial_op_host_us")
+        if trivial:
+            small = sorted(((h / trivial, r["name"], h) for h, u, r in pairs if u < 20), reverse=True)
+            out.append(f"- A one-element torch add costs {trivial:.3g} us per eager call on this host (same loop). "
+                       + (f"Calls under 20 us of device time: host time per call {small[-1][0]:.2f}x to "
+                          f"{small[0][0]:.2f}x of it (worst {small[0][1]}, {small[0][2]:.3g} us)." if small else ""))
         bh = [(r["baseline_host_us"].get(n), n, r["name"]) for r in records for n in (r.get("baseline_host_us") or {})]
         if bh:
             by = {}
