@@ -11,7 +11,10 @@ match the reference (then it did other work). One that raises is recorded as cra
   flex        torch FlexAttention, compiled once per shape outside timing; the batch packed as one sequence with a
               document mask (bottom-right causal and windows per sequence), softcap as score_mod
   fa3         flash_attn_interface (upstream FA3), when importable: paged via flash_attn_with_kvcache
-  vllm        vllm.vllm_flash_attn (vLLM's FA3 fork), when importable: the very same call as ours
+  vllm        vllm.vllm_flash_attn (vLLM's FA3 fork, fa_version=3), when importable and FA3 runs here: the very same
+              call as ours (paged/batched/varlen KV, scheduler_metadata, num_splits, sinks as bf16 s_aux); kvcache
+              scenarios through its raw op _vllm_fa3_C.fwd (upstream FA3's flash_attn_with_kvcache call). On a
+              machine without vLLM: the carry in .fa3/ (vLLM 0.26.0's _vllm_fa3_C only), see scripts/fa3_smoke.py
   flashinfer  BatchPrefillWithPagedKVCacheWrapper, when importable (plan outside timing)
 Causal is bottom-right aligned everywhere (never top-left is_causal when q_len != k_len).
 """
@@ -52,6 +55,14 @@ def availability(name: str) -> Optional[str]:
             importlib.import_module(mods[name])
         except Exception as exc:
             return f"{mods[name]} is not importable ({type(exc).__name__})"
+    if name == "vllm":
+        try:
+            from vllm.vllm_flash_attn import flash_attn_interface as vfi
+            reason = vfi.fa_version_unsupported_reason(3)
+        except Exception as exc:
+            reason = f"vllm.vllm_flash_attn FA3 check failed ({type(exc).__name__}: {str(exc)[:200]})"
+        if reason:
+            return f"vllm.vllm_flash_attn: {reason}"
     if name == "flex":
         try:
             importlib.import_module("torch.nn.attention.flex_attention")
@@ -275,14 +286,37 @@ def _fa3(s: Scenario, inputs: Inputs, dense: Dense) -> Prepared:
     return Prepared(fn, to_varlen, note + " (unverified on this machine's software)")
 
 
+def _vllm_version() -> str:
+    try:
+        import vllm
+        carry = " (FA3-only carry)" if getattr(vllm, "FLASHSEEK_CARRY", None) else ""
+        return f"vLLM {getattr(vllm, '__version__', '?')}{carry}"
+    except Exception:
+        return "vLLM ?"
+
+
+def _bf16_sinks(s_aux: Optional[torch.Tensor]):
+    """vLLM's FA3 takes s_aux in bf16 only ("We only support bf16 dtype for S aux"); ours in fp32. Returns the bf16
+    copy and a note when the rounding changed a value (the output check then judges whether it still matches)."""
+    if s_aux is None or s_aux.dtype == torch.bfloat16:
+        return s_aux, ""
+    b = s_aux.to(torch.bfloat16).contiguous()
+    exact = bool(torch.equal(b.float(), s_aux.float()))
+    return b, "" if exact else "; s_aux rounded to bf16 (the build takes bf16 sinks only)"
+
+
 def _vllm(s: Scenario, inputs: Inputs, dense: Dense) -> Prepared:
     from vllm.vllm_flash_attn import flash_attn_varlen_func, get_scheduler_metadata
+    version = _vllm_version()
     if s.entry == "kvcache":
-        raise NotComparable("flash_attn_with_kvcache scenario: not run through vLLM's varlen call")
+        return _vllm_kvcache(s, inputs, version)
     kw = dict(inputs.kwargs)
     if kw.get("out") is not None:
         kw["out"] = torch.empty_like(kw["out"])  # never write into our out
     kw["fa_version"] = 3
+    kw["s_aux"], sink_note = _bf16_sinks(kw.get("s_aux"))
+    if kw["s_aux"] is None:
+        kw.pop("s_aux")
     if inputs.metadata_kwargs is not None:
         kw["scheduler_metadata"] = get_scheduler_metadata(**inputs.metadata_kwargs)
     ret_lse = s.return_lse
@@ -291,7 +325,36 @@ def _vllm(s: Scenario, inputs: Inputs, dense: Dense) -> Prepared:
         return flash_attn_varlen_func(**kw)
     note = "the same call on the same paged cache" + ("; cascade timed as one plain call" if s.entry == "cascade"
                                                       else "")
-    return Prepared(fn, lambda o: o[0] if ret_lse else o, note + " (unverified on this machine's software)")
+    return Prepared(fn, lambda o: o[0] if ret_lse else o, f"{note}{sink_note}; {version}, fa_version=3")
+
+
+def _vllm_kvcache(s: Scenario, inputs: Inputs, version: str) -> Prepared:
+    """Upstream FA3's flash_attn_with_kvcache call on vLLM's FA3 op (its Python wrapper has varlen only): q flattened
+    to varlen rows (the build is varlen-only), the cache with cache_seqlens as seqused_k, the new k/v appended in place
+    (the same values at the same slots as our call, so the cache ends as our call left it)."""
+    import vllm.vllm_flash_attn  # noqa: F401  (loads and registers _vllm_fa3_C)
+    kw = inputs.kwargs
+    q = kw["q"]
+    batch, sq, hq, d = q.shape
+    q_flat = q.reshape(batch * sq, hq, d)
+    cu_q = torch.arange(0, (batch + 1) * sq, sq, dtype=torch.int32, device=q.device)
+    s_aux, sink_note = _bf16_sinks(kw.get("s_aux"))
+    left, right = (-1, -1) if kw.get("window_size") is None else tuple(kw["window_size"])
+    scale = kw.get("softmax_scale")
+    scale = d ** -0.5 if scale is None else scale
+    op = torch.ops._vllm_fa3_C.fwd
+
+    def fn():
+        return op(q_flat, kw["k_cache"], kw["v_cache"], kw.get("k"), kw.get("v"), None, None,
+                  cu_q, None, None, None, kw["cache_seqlens"], sq, None,
+                  kw.get("page_table"), kw.get("cache_batch_idx"), kw.get("cache_leftpad"),
+                  kw.get("rotary_cos"), kw.get("rotary_sin"), None,
+                  None, None, None,
+                  float(scale), bool(kw.get("causal", False)), int(left), int(right), float(kw.get("softcap", 0.0)),
+                  bool(kw.get("rotary_interleaved", True)), None, int(kw.get("num_splits", 0)), None, 0,
+                  s_aux, 1, 0, None)[0]
+    return Prepared(fn, lambda o: o, "flash_attn_with_kvcache's call on the raw op _vllm_fa3_C.fwd (varlen q rows)"
+                    f"{sink_note}; {version}")
 
 
 def _flashinfer(s: Scenario, inputs: Inputs, dense: Dense) -> Prepared:
@@ -328,6 +391,11 @@ def _flashinfer(s: Scenario, inputs: Inputs, dense: Dense) -> Prepared:
     return Prepared(fn, lambda o: o, "paged prefill wrapper, plan() outside timing (unverified here)")
 
 
+# RuntimeError texts that mean "this build cannot do that", not a crash (FA3 / vLLM FA3 TORCH_CHECKs)
+_BUILD_LIMITS = ("This flash attention build", "only supports head dimension", "We only support",
+                 "is currently only supported", "We don't support", "only supports num_splits",
+                 "If V headdim is different")
+
 _BUILDERS = {"cudnn": _cudnn, "fa2": _fa2, "flex": _flex, "fa3": _fa3, "vllm": _vllm, "flashinfer": _flashinfer}
 
 
@@ -336,7 +404,17 @@ def prepare(name: str, s: Scenario, inputs: Inputs, dense: Dense, ref_out: torch
     Raises NotComparable (with the reason) or whatever the baseline raised."""
     _common_checks(s, inputs)
     prep = _BUILDERS[name](s, inputs, dense)
-    out = prep.to_varlen(prep.fn())
+    try:
+        first = prep.fn()
+    except RuntimeError as exc:
+        text = str(exc)
+        # a feature compiled out of the build, or a limit it states (vLLM's FA3: no in-kernel KV append, ...)
+        for key in _BUILD_LIMITS:
+            if key in text:
+                line = next((ln for ln in text.splitlines() if key in ln), text)
+                raise NotComparable(f"the build says: {line.strip()[:200]}") from None
+        raise
+    out = prep.to_varlen(first)
     if out.is_cuda:
         torch.cuda.synchronize()
     ok, why = vllm_rule(out, ref_out, s.dtype) if out.shape == ref_out.shape else (False, f"shape {tuple(out.shape)}")
