@@ -16,6 +16,10 @@ if [ -f .git-sha ]; then
   export FLASHSEEK_GIT_SHA FLASHSEEK_GIT_DIRTY
 fi
 BUILD=build/gpu
+# FA3 as a baseline: the carried build of vLLM's FA3 (scripts/fa3/make_carry.sh makes .fa3; carry it with the call).
+if [ -f .fa3/unpack.sh ]; then
+  FA3_PATH=$(bash .fa3/unpack.sh 2>/dev/null) && export PYTHONPATH=$FA3_PATH:$PYTHONPATH
+fi
 status=0
 
 step_build() {
