@@ -20,6 +20,6 @@ for tag, ctype in DTYPES.items():
                 '#include "../fwd_kernel.h"\n\n'
                 "namespace flashseek::sm90 {\n"
                 f"template cudaError_t launch_attention_fwd<FwdKernelTraits<{ctype}, {d}, {dv}, {block_m}>>(\n"
-                "    const FwdParams&, int, cudaStream_t);\n"
+                "    const FwdParams&, int, int, cudaStream_t);\n"
                 "}  // namespace flashseek::sm90\n")
 print("\n".join(sorted(p.name for p in root.glob("fwd_*.cu"))))

@@ -1,6 +1,7 @@
 // From validated arguments to kernel parameter blocks and launches. Host code only.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -102,6 +103,19 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   return p;
 }
 
+// FLASHSEEK_EXPERIMENT: the consumer main-loop variant of the prefill tiles that instantiate several (bit flags,
+// sm90::LoopFlags; docs/perf-log.md lists the values). Unset or unparsable: -1, the default variant. Read once.
+int experiment_from_env() {
+  static const int value = [] {
+    const char* s = std::getenv("FLASHSEEK_EXPERIMENT");
+    if (s == nullptr || *s == '\0') return -1;
+    char* end = nullptr;
+    const long v = std::strtol(s, &end, 10);
+    return (*end == '\0' && v >= 0 && v < 1024) ? static_cast<int>(v) : -1;
+  }();
+  return value;
+}
+
 }  // namespace
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
@@ -113,7 +127,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const FwdParams p = make_fwd_params(a, plan, workspace);
   const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
   check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m, p,
-                                  plan.num_m_blocks, max_seqlen_q, static_cast<cudaStream_t>(stream)),
+                                  plan.num_m_blocks, max_seqlen_q, static_cast<cudaStream_t>(stream),
+                                  experiment_from_env()),
              "flashseek forward launch");
 }
 

@@ -5,6 +5,16 @@
 //   O += P V_n (wgmma, P from registers).
 // The QK^T of block n is issued together with the P*V of block n+1, so the tensor cores work on one while
 // the softmax of the other runs (the rescale of O waits for that P*V to retire).
+//
+// Loop variants (kFlags, LoopFlags in kernel_traits.h; selectable at run time for the prefill tiles):
+//   kLoopOverlap: ptxas schedules a wgmma wait (WARPGROUP.DEPBAR) as early as its basic block allows, so the
+//     wait for the in-flight P*V landed at the top of the block that holds the softmax (right after the
+//     mask branch) and the exponentials ran after P*V had retired: no overlap inside a warpgroup. Ending the
+//     block after the softmax (with the wait for this block's V, which the next P*V needs anyway: a
+//     try-wait loop, i.e. a branch) keeps the wait below the exponentials.
+//     scripts/sass_overlap.py counts the MUFU.EX2 between the P*V issue and its wait (0 -> 66 for d128).
+//   kLoopSkipRescale: skip the O rescale (kDv / 2 FMULs per thread) when no row of the warp changed its max
+//     (every correction is exactly 1, so the result is bit-identical).
 #pragma once
 
 #include "epilogue.h"
@@ -65,6 +75,7 @@ struct Consumer {
     if (lane == 0) mbarrier_arrive(barrier);
   }
 
+  template <int kFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int kv_head,
                              int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg, int tid) {
     const int warp = tid / 32;
@@ -148,12 +159,21 @@ struct Consumer {
         release(base + Traits::k_empty_barrier(stage), lane);
         transform_scores(n);
         softmax.update(s, scale_log2, correction);
+        if constexpr ((kFlags & kLoopOverlap) != 0) {
+          // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
+          // V of this block is the next P*V's operand (waited for there anyway); waiting for it holds no stage.
+          mbarrier_wait(base + Traits::v_full_barrier(stage), phase);
+        }
 
         wgmma_wait_group<0>();
         fence_operands(o);
         fence_operands(pf);
         release(base + Traits::v_empty_barrier(prev_stage), lane);
-        scale_rows(o, correction);
+        if constexpr ((kFlags & kLoopSkipRescale) != 0) {
+          if (!__all_sync(0xffffffff, correction[0] == 1.f && correction[1] == 1.f)) scale_rows(o, correction);
+        } else {
+          scale_rows(o, correction);
+        }
         convert_p(s, pf);
       }
 

@@ -2,7 +2,10 @@
 // Warpgroup 0 produces (gathers Q, K, V into shared memory); warpgroups 1 (and 2) consume, 64 rows each.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "consumer.h"
 #include "fwd_params.h"
@@ -16,7 +19,7 @@
 
 namespace flashseek::sm90 {
 
-template <class Traits>
+template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
   extern __shared__ __align__(1024) uint8_t smem[];
 
@@ -60,13 +63,21 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
     if (n_end > n_begin) Producer<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
   } else {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_alloc<Traits::kConsumerRegs>();
-    Consumer<Traits>::run(p, seq, mask, kv_head, row_begin, n_begin, n_end, split, smem, warpgroup - 1, tid);
+    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, kv_head, row_begin, n_begin, n_end, split, smem, warpgroup - 1, tid);
   }
 }
 
+// Whether this tile instantiates every main-loop variant (run-time A/B on the prefill tiles, bf16 only to
+// bound the build time); other tiles have kDefaultLoopFlags only.
 template <class Traits>
-cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
-  auto kernel = attention_fwd_kernel<Traits>;
+constexpr bool has_loop_variants() {
+  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && Traits::kBlockM == 128 &&
+         Traits::kD == Traits::kDv && (Traits::kD == 64 || Traits::kD == 128 || Traits::kD == 256);
+}
+
+template <class Traits, int kLoopFlags>
+cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
+  auto kernel = attention_fwd_kernel<Traits, kLoopFlags>;
   // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
@@ -74,6 +85,20 @@ cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, cudaStrea
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.batch);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p);
   return cudaGetLastError();
+}
+
+// `loop_flags`: a LoopFlags combination (0..3), or -1 for kDefaultLoopFlags; tiles without variants ignore it.
+template <class Traits>
+cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, int loop_flags, cudaStream_t stream) {
+  if constexpr (has_loop_variants<Traits>()) {
+    switch (loop_flags) {
+      case 0: return launch_attention_fwd_variant<Traits, 0>(p, num_m_blocks, stream);
+      case kLoopOverlap: return launch_attention_fwd_variant<Traits, kLoopOverlap>(p, num_m_blocks, stream);
+      case kLoopSkipRescale: return launch_attention_fwd_variant<Traits, kLoopSkipRescale>(p, num_m_blocks, stream);
+      default: break;
+    }
+  }
+  return launch_attention_fwd_variant<Traits, kDefaultLoopFlags>(p, num_m_blocks, stream);
 }
 
 }  // namespace flashseek::sm90

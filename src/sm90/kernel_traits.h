@@ -8,6 +8,11 @@
 
 namespace flashseek::sm90 {
 
+// Consumer main-loop variants (bit flags; see consumer.h). The prefill tiles instantiate every combination and
+// pick one at run time (FLASHSEEK_EXPERIMENT, docs/perf-log.md); the others use kDefaultLoopFlags.
+enum LoopFlags : int { kLoopOverlap = 1, kLoopSkipRescale = 2 };
+constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale;
+
 template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_>
 struct FwdKernelTraits {
   using Element = Element_;

@@ -12,8 +12,10 @@ namespace flashseek::sm90 {
 
 // Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for q's dtype; when
 // p.num_splits > 1 also the combine of the splits. Returns cudaErrorInvalidValue for a tile with no kernel.
+// `experiment`: the main-loop variant of the tiles that have several (FLASHSEEK_EXPERIMENT; -1: the default).
 cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, int block_m,
-                           const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream);
+                           const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
+                           int experiment = -1);
 
 // Writes get_scheduler_metadata's buffer: the header, then `per_sequence_splits` for each of `batch` sequences.
 cudaError_t launch_write_scheduler_metadata(int* out, const int (&header)[8], int batch, int per_sequence_splits,

@@ -9,36 +9,39 @@ namespace flashseek::sm90 {
 
 // Defined in fwd_kernel.h, instantiated once per tile in inst/.
 template <class Traits>
-cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, cudaStream_t stream);
+cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, int loop_flags, cudaStream_t stream);
 
 namespace {
 
 template <class Element, int kD, int kDv>
 cudaError_t forward_then_combine(const FwdParams& p, int block_m, int num_m_blocks, int max_seqlen_q,
-                                 cudaStream_t stream) {
+                                 int experiment, cudaStream_t stream) {
   const cudaError_t status =
-      block_m == 64 ? launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 64>>(p, num_m_blocks, stream)
-                    : launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 128>>(p, num_m_blocks, stream);
+      block_m == 64
+          ? launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 64>>(p, num_m_blocks, experiment, stream)
+          : launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 128>>(p, num_m_blocks, experiment, stream);
   if (status != cudaSuccess || p.num_splits <= 1) return status;
   return launch_combine_splits<Element, kDv>(p, max_seqlen_q, stream);
 }
 
 template <class Element>
 cudaError_t dispatch_head_dims(int d, int dv, int block_m, const FwdParams& p, int num_m_blocks, int max_seqlen_q,
-                               cudaStream_t stream) {
+                               int experiment, cudaStream_t stream) {
   if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
-  if (d == 64 && dv == 64) return forward_then_combine<Element, 64, 64>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+  if (d == 64 && dv == 64) {
+    return forward_then_combine<Element, 64, 64>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+  }
   if (d == 128 && dv == 128) {
-    return forward_then_combine<Element, 128, 128>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+    return forward_then_combine<Element, 128, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 192 && dv == 128) {
-    return forward_then_combine<Element, 192, 128>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+    return forward_then_combine<Element, 192, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 192 && dv == 192) {
-    return forward_then_combine<Element, 192, 192>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+    return forward_then_combine<Element, 192, 192>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 256 && dv == 256) {
-    return forward_then_combine<Element, 256, 256>(p, block_m, num_m_blocks, max_seqlen_q, stream);
+    return forward_then_combine<Element, 256, 256>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -46,13 +49,14 @@ cudaError_t dispatch_head_dims(int d, int dv, int block_m, const FwdParams& p, i
 }  // namespace
 
 cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, int block_m,
-                           const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream) {
+                           const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
+                           int experiment) {
   if (dtype == ScalarType::kFloat16) {
     return dispatch_head_dims<__half>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks, max_seqlen_q,
-                                      stream);
+                                      experiment, stream);
   }
   return dispatch_head_dims<__nv_bfloat16>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks,
-                                           max_seqlen_q, stream);
+                                           max_seqlen_q, experiment, stream);
 }
 
 }  // namespace flashseek::sm90
