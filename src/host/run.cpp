@@ -124,10 +124,16 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
     throw Error(Error::Kind::kValue, "workspace: expected " + std::to_string(plan.workspace_bytes) +
                                          " bytes for the split partials, got none");
   }
-  const FwdParams p = make_fwd_params(a, plan, workspace);
+  FwdParams p = make_fwd_params(a, plan, workspace);
   const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
+  // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
+  // (sm90/tile_index.h) instead of num_m_blocks (sized by the longest sequence) per sequence.
+  const int64_t per_sequence_tiles = static_cast<int64_t>(plan.num_m_blocks) * a.batch_size;
+  const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / plan.block_m + a.batch_size;
+  p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
+  const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m, p,
-                                  plan.num_m_blocks, max_seqlen_q, static_cast<cudaStream_t>(stream),
+                                  grid_m, max_seqlen_q, static_cast<cudaStream_t>(stream),
                                   experiment_from_env()),
              "flashseek forward launch");
 }

@@ -16,6 +16,7 @@
 #include "prims/wgmma.h"
 #include "producer.h"
 #include "seqlen.h"
+#include "tile_index.h"
 
 namespace flashseek::sm90 {
 
@@ -23,14 +24,21 @@ template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
   extern __shared__ __align__(1024) uint8_t smem[];
 
-  const int m_block = blockIdx.x;
+  int m_block = blockIdx.x;
+  int b = blockIdx.z;
+  if (p.flat_tiles) {
+    // Last tile first: a causal sequence's last m blocks are its heaviest, so they start early.
+    const int tile = static_cast<int>(gridDim.x - 1 - blockIdx.x);
+    b = sequence_of_tile<Traits::kBlockM>(p, tile);
+    m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
+    if (m_block < 0) return;
+  }
   const int kv_head = blockIdx.y % p.num_heads_kv;
   const int split = blockIdx.y / p.num_heads_kv;
-  const int b = blockIdx.z;
 
   const SequenceInfo seq = SequenceInfo::load(p, b);
   const int row_begin = m_block * Traits::kBlockM;
-  if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return;  // the grid is sized by max_seqlen_q
+  if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return;  // past the sequence's rows (or a hole)
 
   const AttentionMask mask = AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM);
   int n_begin, n_end;
@@ -82,7 +90,7 @@ cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, c
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
-  const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.batch);
+  const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p);
   return cudaGetLastError();
 }

@@ -83,6 +83,7 @@ struct FwdParams {
   int num_splits;
 
   int batch;
+  int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)
   int num_heads_q;
   int num_heads_kv;
   int qheads_per_kvhead;

@@ -1,0 +1,41 @@
+// Which (sequence, m block) a CTA works on when blockIdx.x enumerates the tiles of every sequence of a varlen
+// batch (FwdParams::flat_tiles). A grid sized by the longest sequence times the batch would launch mostly empty
+// CTAs for a chunked prefill beside hundreds of decodes, and an empty CTA is not free: it reads its sequence's
+// lengths before leaving, at one CTA per SM.
+//
+// Sequence b's tiles start at T(b) = floor(cu_seqlens_q[b] * G / kBlockM) + b (G query heads per KV head).
+// T needs no prefix sum of per-sequence tile counts, increases with b, and T(b + 1) - T(b) is the tile count of
+// b or one more, so [0, floor(total_q * G / kBlockM) + batch) holds every tile with at most one hole per
+// sequence. Device data is untrusted: lengths are clamped, and a tile that maps outside its sequence exits.
+#pragma once
+
+#include "fwd_params.h"
+
+namespace flashseek::sm90 {
+
+template <int kBlockM>
+__device__ __forceinline__ int first_tile_of(const FwdParams& p, int b) {
+  const int64_t start = max(0, min(p.cu_seqlens_q[b], p.total_q));
+  return static_cast<int>(start * p.qheads_per_kvhead / kBlockM) + b;
+}
+
+// The last b in [0, batch) with first_tile_of(b) <= tile: a 32-way search across the warp (two rounds up to
+// 1024 sequences), every warp of the CTA on its own so that no barrier is needed before the roles split.
+template <int kBlockM>
+__device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
+  const int lane = threadIdx.x & 31;
+  int lo = 0;
+  int count = p.batch;
+  while (count > 1) {
+    const int stride = (count + 31) / 32;
+    const int b = lo + lane * stride;
+    const bool at_or_before = b < lo + count && first_tile_of<kBlockM>(p, b) <= tile;
+    const unsigned ballot = __ballot_sync(0xffffffffu, at_or_before);
+    const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
+    lo += last * stride;
+    count = min(stride, count - last * stride);
+  }
+  return lo;
+}
+
+}  // namespace flashseek::sm90
