@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../sm90/launch.h"
+#include "experiment.h"
 #include "flashseek/flashseek.h"
 
 namespace flashseek {
@@ -77,6 +78,9 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.lse = a.softmax_lse.given() ? static_cast<float*>(a.softmax_lse.data) : nullptr;
 
   p.num_splits = plan.num_splits;
+  const Experiment& experiment = Experiment::get();
+  p.page_prefetch = experiment.page_prefetch ? 1 : 0;
+  p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0);
   if (plan.num_splits > 1) {
     const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];
     p.o_partial = static_cast<float*>(workspace);

@@ -1,0 +1,52 @@
+// Run-time switches for A/B measurements in one build: FLASHSEEK_EXPERIMENT, a comma-separated list of tokens,
+// read once per process. Unset or empty: the defaults (the measured or predicted best). docs/perf-log.md lists
+// the tokens and what each one measured.
+//   pf0          paged K/V: page ids read one block ahead by a plain load (the pre-ring producer path)
+//   combine-warp the warp-per-row combine kernel (8 rows per CTA)
+//   pdl          combine launched as a programmatic dependent of the forward kernel
+//   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
+//   splitcap=N   at most N splits from the heuristic (num_splits = 0)
+//   rate=N       the cost model's per-CTA streaming rate in GB/s
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace flashseek {
+
+struct Experiment {
+  bool page_prefetch = true;
+  bool combine_warp = false;
+  bool pdl = false;
+  bool split_fa = false;
+  int split_cap = 0;     // 0: none
+  int cta_rate_gbps = 0; // 0: the model's default
+
+  static const Experiment& get() {
+    static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
+    return e;
+  }
+
+  static Experiment parse(const char* text) {
+    Experiment e;
+    if (text == nullptr) return e;
+    std::string s(text);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      const std::string t = s.substr(pos, end - pos);
+      if (t == "pf0") e.page_prefetch = false;
+      else if (t == "combine-warp") e.combine_warp = true;
+      else if (t == "pdl") e.pdl = true;
+      else if (t == "split-fa") e.split_fa = true;
+      else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
+      else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
+      pos = end + 1;
+    }
+    return e;
+  }
+};
+
+}  // namespace flashseek
