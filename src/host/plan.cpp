@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "flashseek/flashseek.h"
+#include "experiment.h"
 #include "split_heuristic.h"
 #include "tile_table.h"
 
@@ -53,6 +54,13 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.num_sms = device.num_sms;
   // Every tile's CTA takes the whole register file (384 threads at up to 232 registers): one per SM.
   split.ctas_per_sm = 1;
+  split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
+  split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
+  split.head_dim_v = tile.head_dim_v;
+  const Experiment& experiment = Experiment::get();
+  split.fa_rule = experiment.split_fa;
+  split.cap = experiment.split_cap;
+  split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../sm90/launch.h"
+#include "experiment.h"
 #include "flashseek/flashseek.h"
 
 namespace flashseek {
@@ -78,6 +79,9 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.lse = a.softmax_lse.given() ? static_cast<float*>(a.softmax_lse.data) : nullptr;
 
   p.num_splits = plan.num_splits;
+  const Experiment& experiment = Experiment::get();
+  p.page_prefetch = experiment.page_prefetch ? 1 : 0;
+  p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0);
   if (plan.num_splits > 1) {
     const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];
     p.o_partial = static_cast<float*>(workspace);
@@ -103,19 +107,6 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   return p;
 }
 
-// FLASHSEEK_EXPERIMENT: the consumer main-loop variant of the prefill tiles that instantiate several (bit flags,
-// sm90::LoopFlags; docs/perf-log.md lists the values). Unset or unparsable: -1, the default variant. Read once.
-int experiment_from_env() {
-  static const int value = [] {
-    const char* s = std::getenv("FLASHSEEK_EXPERIMENT");
-    if (s == nullptr || *s == '\0') return -1;
-    char* end = nullptr;
-    const long v = std::strtol(s, &end, 10);
-    return (*end == '\0' && v >= 0 && v < 1024) ? static_cast<int>(v) : -1;
-  }();
-  return value;
-}
-
 }  // namespace
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
@@ -134,7 +125,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m, p,
                                   grid_m, max_seqlen_q, static_cast<cudaStream_t>(stream),
-                                  experiment_from_env()),
+                                  Experiment::get().loop_flags),
              "flashseek forward launch");
 }
 

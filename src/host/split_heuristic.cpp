@@ -5,20 +5,68 @@
 #include <vector>
 
 namespace flashseek {
+namespace {
+
+constexpr double kCtaRateGBps = 35.0;     // one CTA's K/V streaming rate (measured ~31 before the page ring)
+constexpr double kHbmGBps = 3800.0;       // what all SMs together read (measured ceiling 4208)
+constexpr double kCtaFixedUs = 2.0;       // Q load, first block-table and row-offset latencies, epilogue
+constexpr double kCombineLaunchUs = 2.5;  // second kernel: launch gap and its own latency chain
+constexpr double kCombineGBps = 3000.0;   // partials written by the splits and read by the combine
+
+int n_blocks_of(const SplitInputs& in) {
+  return in.block_n > 0 ? (in.max_seqlen_k + in.block_n - 1) / in.block_n : 0;
+}
+
+}  // namespace
+
+double estimate_split_time_us(const SplitInputs& in, int splits) {
+  const int n_blocks = n_blocks_of(in);
+  const long long tiles = static_cast<long long>(in.batch) * in.num_heads_kv * in.num_m_blocks;
+  const int slots = std::max(1, in.num_sms * std::max(1, in.ctas_per_sm));
+  const double block_bytes = in.kv_block_bytes > 0 ? in.kv_block_bytes : in.block_n * 512.0;
+  const double rate = in.cta_rate_gbps > 0 ? in.cta_rate_gbps : kCtaRateGBps;
+  const long long ctas = tiles * splits;
+  const long long waves = (ctas + slots - 1) / slots;
+  const long long running = std::min<long long>(ctas, slots);
+  const double cta_rate = std::min(rate, kHbmGBps / static_cast<double>(running)) * 1e3;  // bytes per us
+  const int blocks_per_split = (n_blocks + splits - 1) / splits;
+  double t = waves * (kCtaFixedUs + blocks_per_split * block_bytes / cta_rate);
+  if (splits > 1) {
+    const double rows = in.combine_rows > 0 ? static_cast<double>(in.combine_rows) : static_cast<double>(tiles);
+    t += kCombineLaunchUs + rows * splits * (in.head_dim_v + 1) * 4.0 * 2.0 / (kCombineGBps * 1e3);
+  }
+  return t;
+}
 
 int choose_num_splits(const SplitInputs& in) {
   if (in.requested == 1) return 1;
-  const int n_blocks = in.block_n > 0 ? (in.max_seqlen_k + in.block_n - 1) / in.block_n : 0;
+  const int n_blocks = n_blocks_of(in);
   const long long tiles = static_cast<long long>(in.batch) * in.num_heads_kv * in.num_m_blocks;
   const int slots = std::max(1, in.num_sms * std::max(1, in.ctas_per_sm));
   if (n_blocks <= 1 || tiles <= 0) return 1;
   if (tiles >= static_cast<long long>(0.8 * slots)) return 1;
 
   int max_splits = in.requested > 1 ? std::min(in.requested, kMaxSplits) : 128;
+  if (in.requested == 0 && in.cap > 0) max_splits = std::min(max_splits, in.cap);
   max_splits = std::min({max_splits, slots, n_blocks});
+  if (max_splits <= 1) return 1;
   auto blocks_per_split = [&](int s) { return (n_blocks + s - 1) / s; };
   // A split count is worth trying only if it changes the blocks per split (otherwise some splits are empty).
   auto eligible = [&](int s) { return s == 1 || blocks_per_split(s) != blocks_per_split(s - 1); };
+
+  if (!in.fa_rule) {
+    int best_s = 1;
+    double best_t = estimate_split_time_us(in, 1);
+    for (int s = 2; s <= max_splits; ++s) {
+      if (!eligible(s)) continue;
+      const double t = estimate_split_time_us(in, s);
+      if (t < 0.98 * best_t) {  // a larger count must win clearly: fewer partials, less combine traffic
+        best_t = t;
+        best_s = s;
+      }
+    }
+    return best_s;
+  }
 
   std::vector<float> efficiency(max_splits + 1, 0.f);
   float best = 0.f;

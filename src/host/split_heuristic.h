@@ -12,13 +12,31 @@ struct SplitInputs {
   int requested;        // the call's num_splits: 0 heuristic, 1 none, n > 1 an upper bound
   int num_sms;
   int ctas_per_sm;      // resident CTAs per SM for this tile (shared memory bound)
+  // Cost model inputs (0: d = dv = 128 bf16, one row per tile).
+  int kv_block_bytes = 0;       // K + V bytes of one key block of one KV head
+  long long combine_rows = 0;   // (token, query head) rows the combine merges
+  int head_dim_v = 128;         // padded
+  // Experiment switches (FLASHSEEK_EXPERIMENT): the FlashAttention rule, a cap, the per-CTA rate in GB/s.
+  bool fa_rule = false;
+  int cap = 0;
+  int cta_rate_gbps = 0;
 };
 
 constexpr int kMaxSplits = 256;
 
 // With fewer CTAs than SM slots, splitting the keys lets idle SMs stream part of them; the partial results cost
-// a combine pass. Picks the smallest split count whose wave efficiency is within 85% of the best, each split
-// keeping at least one key block (the rule FlashAttention uses, with the upper bound the caller gives).
+// a combine pass. Default: the split count that minimises a time model (below); with fa_rule, the smallest
+// count whose wave efficiency is within 85% of the best (FlashAttention's rule). Either way each split keeps at
+// least one key block and the caller's upper bound holds.
+//
+// The model (microseconds): waves x (t_cta + blocks_per_split x block_bytes / rate) + combine, where a CTA
+// streams at min(the per-CTA rate, HBM bandwidth / CTAs running), t_cta is a CTA's fixed cost (Q, first block
+// table latency, epilogue) and combine = launch + the partials written and read once. A single CTA is far from
+// the chip's bandwidth (~30-50 GB/s against 4.2 TB/s), so one long sequence wants about one CTA per SM; the
+// combine's cost and each CTA's fixed cost stop it from splitting short work finer than pays.
 int choose_num_splits(const SplitInputs& in);
+
+// The model's estimate (microseconds) for `splits` splits; exposed for tests.
+double estimate_split_time_us(const SplitInputs& in, int splits);
 
 }  // namespace flashseek

@@ -102,14 +102,134 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
   }
 }
 
+// One CTA per (token, query head) row: a thread per split reads the LSEs (splits <= kMaxCombineSplits), then
+// groups of kDvPadded / 4 threads take splits round robin, each thread a float4 of columns, several splits'
+// loads in flight per thread; the groups' sums are added in a fixed order (deterministic). A row's partials
+// (splits x dv x 4 bytes, 64 KB at 128 splits) are read by one SM at full memory parallelism, and rows spread
+// over SMs (the warp-per-row kernel put the 8 rows of a one-KV-head decode on one SM: ~20 us at 128 splits).
+constexpr int kCombineThreads = 256;
+
+template <class Element, int kDvPadded>
+__global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __grid_constant__ FwdParams p) {
+  constexpr int kColThreads = kDvPadded / 4;
+  constexpr int kGroups = kCombineThreads / kColThreads;
+  __shared__ float weight[kCombineThreads];
+  __shared__ float4 partial[kGroups][kColThreads];
+  __shared__ float reduce[kCombineThreads / 32];
+
+  const int b = blockIdx.y;
+  const int row = blockIdx.x;  // token * Hq + head within the sequence
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const SequenceInfo seq = SequenceInfo::load(p, b);
+  if (row >= seq.seqlen_q * p.num_heads_q) return;
+  const int token = row / p.num_heads_q;
+  const int head = row - token * p.num_heads_q;
+  const int64_t q_row = seq.q_start + token;
+  const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
+  const int64_t first = q_row * p.num_heads_q + head;
+  if (p.combine_mode & 2) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+
+  const int num_splits = min(p.num_splits, kCombineThreads);
+  const float lse = tid < num_splits ? p.lse_partial[first + tid * split_stride] : -INFINITY;
+  float m = lse;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) m = max_propagate_nan(m, __shfl_xor_sync(0xffffffff, m, offset));
+  if (lane == 0) reduce[warp] = m;
+  __syncthreads();
+  float lse_max = reduce[0];
+#pragma unroll
+  for (int w = 1; w < kCombineThreads / 32; ++w) lse_max = max_propagate_nan(lse_max, reduce[w]);
+  const float sink = p.s_aux != nullptr ? sink_logit(p, head) : -INFINITY;
+  const float top = max_propagate_nan(lse_max, sink);  // NaN when a split saw a NaN logit
+  const float w_mine = (top == -INFINITY || lse == -INFINITY) ? 0.f : expf(lse - top);
+  weight[tid] = w_mine;
+  float t = w_mine;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) t += __shfl_xor_sync(0xffffffff, t, offset);
+  __syncthreads();  // weight[] complete; reduce[] read by everyone
+  if (lane == 0) reduce[warp] = t;
+
+  const int group = tid / kColThreads;
+  const int col = tid - group * kColThreads;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (group < kGroups && top != -INFINITY) {
+    const float* o = p.o_partial + first * kDvPadded + 4 * col;
+#pragma unroll 4
+    for (int s = group; s < num_splits; s += kGroups) {
+      const float w = weight[s];
+      // An empty split wrote zeros with weight 0; a split's NaN (from real inputs) still propagates.
+      const float4 v = *reinterpret_cast<const float4*>(o + s * split_stride * kDvPadded);
+      acc.x += w * v.x;
+      acc.y += w * v.y;
+      acc.z += w * v.z;
+      acc.w += w * v.w;
+    }
+  }
+  if (group < kGroups) partial[group][col] = acc;
+  __syncthreads();
+  float total = 0.f;
+  if (top != -INFINITY) {
+#pragma unroll
+    for (int w = 0; w < kCombineThreads / 32; ++w) total += reduce[w];
+    if (p.s_aux != nullptr) total += expf(sink - top);
+  }
+  const float inv = total == 0.f ? 0.f : 1.f / total;  // NaN stays NaN
+  if (tid < kColThreads) {
+    float4 sum = partial[0][tid];
+#pragma unroll
+    for (int g = 1; g < kGroups; ++g) {
+      const float4 x = partial[g][tid];
+      sum.x += x.x;
+      sum.y += x.y;
+      sum.z += x.z;
+      sum.w += x.w;
+    }
+    Element* out =
+        static_cast<Element*>(p.out) + q_row * p.o_row_stride + static_cast<int64_t>(head) * p.o_head_stride;
+    const int c = 4 * tid;
+    if (c < p.head_dim_v) {  // head_dim_v is a multiple of 8
+      out[c] = from_float<Element>(sum.x * inv);
+      out[c + 1] = from_float<Element>(sum.y * inv);
+      out[c + 2] = from_float<Element>(sum.z * inv);
+      out[c + 3] = from_float<Element>(sum.w * inv);
+    }
+  }
+  if (p.lse != nullptr && tid == 0) {
+    p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total == 0.f ? -INFINITY : top + logf(total);
+  }
+}
+
 }  // namespace
 
 template <class Element, int kDvPadded>
 cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStream_t stream) {
   const int rows = max_seqlen_q * p.num_heads_q;
-  const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, p.batch);
+  if ((p.combine_mode & 1) || p.num_splits > kCombineThreads) {  // the warp-per-row kernel (any split count)
+    const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, p.batch);
+    if (grid.x == 0 || grid.y == 0) return cudaSuccess;
+    combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
+    return cudaGetLastError();
+  }
+  const dim3 grid(rows, p.batch);
   if (grid.x == 0 || grid.y == 0) return cudaSuccess;
-  combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
+  if (p.combine_mode & 2) {
+    // Programmatic dependent launch: the combine's launch overlaps the forward kernel's tail; its CTAs wait
+    // (griddepcontrol.wait) for the forward grid's completion and memory before reading the partials.
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(kCombineThreads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, combine_rows_kernel<Element, kDvPadded>, p);
+  }
+  combine_rows_kernel<Element, kDvPadded><<<grid, kCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -5,6 +5,7 @@
 
 #include "../../src/sm90/fwd_params.h"
 #include "flashseek/flashseek.h"
+#include "experiment.h"
 #include "split_heuristic.h"
 #include "tile_table.h"
 
@@ -65,6 +66,52 @@ TEST(SplitHeuristic, UpperBoundAndOneBlockPerSplitHold) {
       EXPECT_LE(s, kMaxSplits);
     }
   }
+}
+
+TEST(SplitHeuristic, OneLongSequenceUsesAboutOneCtaPerSm) {
+  // L70t8 q1s128k: one KV head; a CTA streams ~30-50 GB/s, so the chip's bandwidth needs ~100+ CTAs.
+  SplitInputs in = decode(1, 1, 131072, 0);
+  in.combine_rows = 8;
+  const int s = choose_num_splits(in);
+  EXPECT_GE(s, 100);
+  EXPECT_LE(s, 132);
+  // The model prefers it clearly over a few splits and over none.
+  EXPECT_LT(estimate_split_time_us(in, s), 0.5 * estimate_split_time_us(in, 16));
+}
+
+TEST(SplitHeuristic, CapAndFlashAttentionRuleAreHonoured) {
+  SplitInputs in = decode(1, 1, 131072, 0);
+  in.cap = 32;
+  EXPECT_LE(choose_num_splits(in), 32);
+  in.cap = 0;
+  in.requested = 32;  // the call's bound (num_splits 32 with scheduler metadata)
+  EXPECT_EQ(choose_num_splits(in), 32);
+  in.requested = 0;
+  in.fa_rule = true;
+  const int s = choose_num_splits(in);  // the wave-efficiency rule: within 85% of the best efficiency
+  EXPECT_GE(s * 1.0 / 132, 0.8);
+}
+
+TEST(SplitHeuristic, ShortWorkDoesNotSplitFinerThanItPays) {
+  // 8 sequences of 1k keys, one KV head: 8 blocks each; every split keeps at least one block.
+  SplitInputs in = decode(8, 1, 1024, 0);
+  in.combine_rows = 64;
+  const int s = choose_num_splits(in);
+  EXPECT_GE(s, 2);
+  EXPECT_LE(s, 8);
+  // More partials than splits can use cost combine traffic the model sees.
+  EXPECT_LT(estimate_split_time_us(in, 8), estimate_split_time_us(in, 1));
+}
+
+TEST(Experiment, ParsesTokens) {
+  const Experiment none = Experiment::parse(nullptr);
+  EXPECT_TRUE(none.page_prefetch);
+  EXPECT_FALSE(none.combine_warp || none.pdl || none.split_fa);
+  const Experiment e = Experiment::parse("pf0,combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
+  EXPECT_FALSE(e.page_prefetch);
+  EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
+  EXPECT_EQ(e.split_cap, 48);
+  EXPECT_EQ(e.cta_rate_gbps, 31);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

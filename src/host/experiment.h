@@ -1,0 +1,56 @@
+// Run-time switches for A/B measurements in one build: FLASHSEEK_EXPERIMENT, a comma-separated list of tokens,
+// read once per process. Unset or empty: the defaults (the measured or predicted best). docs/perf-log.md lists
+// the tokens and what each one measured.
+//   pf0          paged K/V: page ids read one block ahead by a plain load (the pre-ring producer path)
+//   combine-warp the warp-per-row combine kernel (8 rows per CTA)
+//   pdl          combine launched as a programmatic dependent of the forward kernel
+//   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
+//   splitcap=N   at most N splits from the heuristic (num_splits = 0)
+//   rate=N       the cost model's per-CTA streaming rate in GB/s
+//   N (0..3)     the prefill main-loop variant (sm90::LoopFlags bits: 1 overlap, 2 skip rescale); also loop=N
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace flashseek {
+
+struct Experiment {
+  bool page_prefetch = true;
+  bool combine_warp = false;
+  bool pdl = false;
+  bool split_fa = false;
+  int split_cap = 0;     // 0: none
+  int cta_rate_gbps = 0; // 0: the model's default
+  int loop_flags = -1;   // -1: the kernel's default main-loop variant
+
+  static const Experiment& get() {
+    static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
+    return e;
+  }
+
+  static Experiment parse(const char* text) {
+    Experiment e;
+    if (text == nullptr) return e;
+    std::string s(text);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      const std::string t = s.substr(pos, end - pos);
+      if (t == "pf0") e.page_prefetch = false;
+      else if (t == "combine-warp") e.combine_warp = true;
+      else if (t == "pdl") e.pdl = true;
+      else if (t == "split-fa") e.split_fa = true;
+      else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
+      else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
+      else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
+      else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
+      pos = end + 1;
+    }
+    return e;
+  }
+};
+
+}  // namespace flashseek
