@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails unless every forward-attention kernel in the given binaries runs on the tensor cores.
 
-Disassembles with cuobjdump and checks, per kernel whose name contains attention_fwd_kernel: at least one
+Disassembles with cuobjdump and checks, per kernel whose name contains attention_fwd_kernel or mla_decode_kernel
+(FORWARD_KERNELS): at least one
 HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
 Exits 77 (a skip for ctest) when no cuobjdump is found, with the reason.
 """
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+FORWARD_KERNELS = ("attention_fwd_kernel", "mla_decode_kernel")
 
 
 def find_tool(name):
@@ -49,9 +52,9 @@ def main(paths):
             for op in ("HGMMA", "LDL", "STL"):
                 if re.search(rf"\b{op}\b", line):
                     kernels[current][op] += 1
-    fwd = {k: v for k, v in kernels.items() if "attention_fwd_kernel" in k}
+    fwd = {k: v for k, v in kernels.items() if any(tag in k for tag in FORWARD_KERNELS)}
     if not fwd:
-        print("FAIL: no attention_fwd_kernel found in", " ".join(paths))
+        print("FAIL: no forward kernel (" + ", ".join(FORWARD_KERNELS) + ") found in", " ".join(paths))
         return 1
     failed = False
     for name, counts in sorted(fwd.items()):
@@ -59,6 +62,10 @@ def main(paths):
         failed |= not ok
         print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} LDL={counts['LDL']} STL={counts['STL']}  {name}")
     print(f"{len(fwd)} forward kernels checked")
+    for tag in FORWARD_KERNELS:
+        if not any(tag in k for k in fwd):
+            print(f"FAIL: no {tag} found")
+            failed = True
     return 1 if failed else 0
 
 

@@ -49,7 +49,7 @@ TILES: Dict[str, Tuple[Tuple[int, int], ...]] = {
 }
 GRID_FAMILIES = ("prefill-dense", "prefill-varlen", "decode-paged", "decode-splitkv", "spec-decode", "mixed",
                  "sliding-window", "softcap", "sinks", "kvcache", "lse", "edge")
-NOT_CALLED = {"fp8": "fp8 is not supported by the library yet", "mla": "MLA decode (q_v) is not supported yet"}
+NOT_CALLED = {"fp8": "fp8 is not supported by the library yet"}
 
 
 @dataclass
@@ -100,6 +100,7 @@ def _f(family: str, heads, batch: str, tag: str, quick: bool = True, tweak: str 
 
 def family_items() -> List[Item]:
     h128, h64 = custom_heads(8, 2, 128), custom_heads(8, 1, 64)
+    mla = custom_heads(16, 1, 64, 512)  # MLA decode: q 64 + q_v 512, one KV head
     kvc = dict(entry="kvcache", out_given=False)
     return [
         _f("prefill-dense", h128, "2q150", "varlen-causal", kv_layout="varlen"),
@@ -128,6 +129,9 @@ def family_items() -> List[Item]:
         _f("lse", custom_heads(4, 4, 64), "q3s100_q1s80", "cascade-fp16-sc50", entry="cascade", cascade_prefix=16,
            page_size=8, dtype="fp16", softcap=50.0, out_given=False),
         Item("family/lse/merge-fp32-inf-lse", "merge", "lse"),
+        _f("mla", mla, "q5s300_2q1s200", "decode-p64", q_v=True, page_size=64, return_lse=True),
+        _f("mla", mla, "2q1s700", "decode-splits3", q_v=True, page_size=64, num_splits=3, return_lse=True),
+        _f("mla", mla, "2q3s500", "decode-cp4-r2", q_v=True, page_size=64, cp_world_size=4, cp_rank=2),
         _f("edge", h128, "q1s100_q0s0_q0s37_q3s0_q1s1_q17s17", "zero-lengths", return_lse=True),
         _f("edge", h128, "4q1s0", "total-k0", return_lse=True),
         _f("edge", custom_heads(4, 2, 40), "8q1s70_q30s50", "page1", page_size=1),

@@ -5,6 +5,7 @@
 
 #include "flashseek/flashseek.h"
 #include "experiment.h"
+#include "mla_decode_tile.h"
 #include "split_heuristic.h"
 #include "tile_table.h"
 
@@ -21,7 +22,11 @@ struct PlanInputs {
   int64_t max_seqlen_q;
   int64_t max_seqlen_k;
   int num_splits;
+  bool mla_decode;  // q_v given (d 64, dv 512): the MLA decode kernel
 };
+
+constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
+                                      MlaDecodeTile::kBlockN, MlaDecodeTile::kStages};
 
 // Split partials beyond this many bytes cost more memory traffic than the parallelism they buy.
 constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
@@ -30,8 +35,9 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
   const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
-  const TileShape tile = find_tile_shape(padded.head_dim, padded.head_dim_v,
-                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
+  const TileShape tile = in.mla_decode ? kMlaDecodeTile
+                                       : find_tile_shape(padded.head_dim, padded.head_dim_v,
+                                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
   if (tile.block_m == 0) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
@@ -69,7 +75,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
   plan.num_splits = splits;
   plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
-  plan.kernel_name = "attention_fwd_sm90";
+  plan.kernel_name = in.mla_decode ? "mla_decode_sm90" : "attention_fwd_sm90";
   return plan;
 }
 
@@ -86,6 +92,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  in.mla_decode = a.q_v.given();
   return plan_for(in, device);
 }
 
@@ -100,6 +107,8 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.max_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  // get_scheduler_metadata has no q_v; (64, 512) is only valid for MLA decode.
+  in.mla_decode = a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV;
   return plan_for(in, device);
 }
 

@@ -104,6 +104,20 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.window_right = a.causal ? 0 : a.window_right;
   p.s_aux = a.s_aux.given() ? a.s_aux.data : nullptr;
   p.s_aux_type = scalar_type(a.s_aux.dtype);
+
+  if (a.q_v.given()) {
+    p.q_v = a.q_v.data;
+    p.qv_row_stride = a.q_v.stride[0];
+    p.qv_head_stride = a.q_v.stride[1];
+    // FA3's default with q_v: the logits sum over d + dv products.
+    if (a.softmax_scale <= 0.f) {
+      p.softmax_scale = 1.f / std::sqrt(static_cast<float>(p.head_dim + a.q_v.shape[2]));
+      p.score_scale_log2 = p.softmax_scale * kLog2e;
+    }
+  }
+  p.cp_world_size = a.cp_world_size;
+  p.cp_rank = a.cp_world_size > 1 ? a.cp_rank : 0;
+  p.cp_tot_seqused_k = a.cp_world_size > 1 ? ptr_or_null<int>(a.cp_tot_seqused_k) : nullptr;
   return p;
 }
 
@@ -117,6 +131,12 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   FwdParams p = make_fwd_params(a, plan, workspace);
   const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
+  if (a.q_v.given()) {
+    check_cuda(sm90::launch_mla_decode(scalar_type(a.q.dtype), p, plan.num_m_blocks, max_seqlen_q,
+                                       static_cast<cudaStream_t>(stream)),
+               "flashseek MLA decode launch");
+    return;
+  }
   // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
   // (sm90/tile_index.h) instead of num_m_blocks (sized by the longest sequence) per sequence.
   const int64_t per_sequence_tiles = static_cast<int64_t>(plan.num_m_blocks) * a.batch_size;

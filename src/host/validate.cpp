@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flashseek/flashseek.h"
+#include "mla_decode_tile.h"
 #include "validate_util.h"
 
 namespace flashseek {
@@ -38,19 +39,54 @@ void reject_unsupported(const AttentionArgs& a) {
       fail(Kind::kNotSupported, n.name, std::string("float16 or bfloat16 ") + fp8, dtype_name(n.t.dtype));
   for (Named n : {Named{a.q_descale, "q_descale"}, Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}})
     require_absent(n.t, n.name, fp8, Kind::kNotSupported);
-  require_absent(a.q_v, "q_v", "(MLA decode with q_v is not supported yet)", Kind::kNotSupported);
+  if (a.q_v.given()) {  // MLA decode: the features its kernel lacks
+    if (a.q.dtype == DType::kFloat8E4M3)
+      fail(Kind::kNotSupported, "q_v", "None with fp8 (MLA decode in fp8 is not supported yet)", describe(a.q_v));
+    if (a.softcap != 0.f)
+      fail(Kind::kNotSupported, "softcap", "0 with q_v (MLA decode with a soft cap is not supported yet)",
+           str(a.softcap));
+    require_absent(a.s_aux, "s_aux", "with q_v (MLA decode with sinks is not supported yet)", Kind::kNotSupported);
+  }
   if (a.cp_world_size < 1) fail(Kind::kValue, "cp_world_size", ">= 1", str(a.cp_world_size));
-  if (a.cp_world_size != 1)
-    fail(Kind::kNotSupported, "cp_world_size", "1 (context parallel is not supported yet)", str(a.cp_world_size));
-  require_absent(a.cp_tot_seqused_k, "cp_tot_seqused_k", "(context parallel is not supported yet)",
-                 Kind::kNotSupported);
-  if (a.cp_rank != 0) fail(Kind::kValue, "cp_rank", "0 when cp_world_size is 1", str(a.cp_rank));
   if (a.dropout_p != 0.f)
     fail(Kind::kNotSupported, "dropout_p", "0 (dropout is not supported yet)", str(a.dropout_p));
   if (a.has_alibi) fail(Kind::kNotSupported, "alibi_slopes", "None (ALiBi is not supported yet)", "a tensor");
   if (a.return_attn_probs)
     fail(Kind::kNotSupported, "return_attn_probs",
          "False (returning attention probabilities is not supported yet)", "True");
+}
+
+// Context parallel: this rank holds the keys j * W + r; causal limits need every sequence's global length.
+void check_context_parallel(const AttentionArgs& a, int64_t batch) {
+  const int w = a.cp_world_size;
+  if (w == 1) {
+    if (a.cp_rank != 0) fail(Kind::kValue, "cp_rank", "0 when cp_world_size is 1", str(a.cp_rank));
+    return;  // a cp_tot_seqused_k without context parallel changes nothing
+  }
+  if (a.cp_rank < 0 || a.cp_rank >= w)
+    fail(Kind::kValue, "cp_rank", "a rank in [0, cp_world_size=" + str(w) + ")", str(a.cp_rank));
+  require_given(a.cp_tot_seqused_k, "cp_tot_seqused_k", " when cp_world_size > 1 (the global key count per sequence)");
+  require_dtype(a.cp_tot_seqused_k, "cp_tot_seqused_k", kI32);
+  require_device(a.cp_tot_seqused_k, "cp_tot_seqused_k", a.q.device, "q");
+  require_vector(a.cp_tot_seqused_k, "cp_tot_seqused_k", batch, " (one global key count per sequence, B=" +
+                                                                    str(batch) + ")");
+  if (a.window_left >= 0 || (a.window_right >= 0 && !a.causal))
+    fail(Kind::kNotSupported, "window_size", "(-1, -1) when cp_world_size > 1 (a sliding window with context "
+         "parallel is not supported)", "(" + str(a.window_left) + ", " + str(a.window_right) + ")");
+  if (a.leftpad_k.given())
+    fail(Kind::kNotSupported, "cache_leftpad", "None when cp_world_size > 1", describe(a.leftpad_k));
+}
+
+// q_v (total_q, Hq, dv) in q's dtype: the MLA decode logits q.k + q_v.v, with d = 64 and dv = 512 only.
+void check_q_v(const AttentionArgs& a, int64_t total_q, int64_t hq, int64_t d, int64_t dv) {
+  if (!a.q_v.given()) return;
+  require_dtype(a.q_v, "q_v", a.q.dtype, " (the dtype of q)");
+  require_device(a.q_v, "q_v", a.q.device, "q");
+  if (d != MlaDecodeTile::kHeadDim || dv != MlaDecodeTile::kHeadDimV)
+    fail(Kind::kNotSupported, "q_v", "head dims d=64 (q, k) and dv=512 (v, q_v) for MLA decode",
+         "d=" + str(d) + ", dv=" + str(dv));
+  require_shape(a.q_v, "q_v", {total_q, hq, dv}, " (total_q, Hq, dv)");
+  require_aligned_rows(a.q_v, "q_v");
 }
 
 void check_scalars(const AttentionArgs& a) {
@@ -108,7 +144,13 @@ Dims check_qkv(const AttentionArgs& a) {
   const Dims dims{a.q.shape[0], a.q.shape[1], a.k.shape[a.k.rank - 2], a.q.shape[2], a.v.shape[a.v.rank - 1]};
   const int64_t dk = a.k.shape[a.k.rank - 1];
   if (dk != dims.d) fail(Kind::kValue, "k", "head dim equal to q's d=" + str(dims.d), str(dk));
-  require_head_dims(dims.d, dims.dv, "q", "v");
+  if (a.q_v.given()) {
+    check_q_v(a, dims.total_q, dims.hq, dims.d, dims.dv);
+  } else if (dims.dv == MlaDecodeTile::kHeadDimV && dims.d == MlaDecodeTile::kHeadDim) {
+    fail(Kind::kValue, "q_v", "a tensor (total_q, Hq, 512) with d=64 and dv=512 (MLA decode)", "None");
+  } else {
+    require_head_dims(dims.d, dims.dv, "q", "v");
+  }
   if (dims.hkv < 1) fail(Kind::kValue, "k", "at least one KV head (Hkv = k.shape[-2])", "Hkv=" + str(dims.hkv));
   if (dims.hq < 1 || dims.hq % dims.hkv != 0)
     fail(Kind::kValue, "q", "a number of heads Hq that is a positive multiple of Hkv=" + str(dims.hkv),
@@ -249,6 +291,7 @@ void validate(AttentionArgs& a) {
   std::string source;
   const int64_t batch = derive_batch_size(a, dims, &source);
   check_per_sequence(a, mode, batch, source);
+  check_context_parallel(a, batch);
   check_outputs_and_extras(a, dims, batch);
   a.batch_size = static_cast<int>(batch);
 }
@@ -265,7 +308,8 @@ void validate(SchedulerArgs& a) {
     fail(Kind::kNotSupported, "qkv_dtype", "float16 or bfloat16 (fp8 is not supported yet)", dtype_name(a.qkv_dtype));
   if (a.qkv_dtype != kF16 && a.qkv_dtype != kBF16)
     fail(Kind::kType, "qkv_dtype", "float16 or bfloat16", dtype_name(a.qkv_dtype));
-  require_head_dims(a.headdim, a.headdim_v, "headdim", "headdim_v");
+  if (!(a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV))  // MLA decode
+    require_head_dims(a.headdim, a.headdim_v, "headdim", "headdim_v");
   require_non_negative(a.page_size, "page_size");
   require_window(a.window_left, a.window_right);
   require_num_splits(a.num_splits);

@@ -42,7 +42,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
   const int row_begin = m_block * Traits::kBlockM;
   if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return;  // past the sequence's rows (or a hole)
 
-  const AttentionMask mask = AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM);
+  const int seqlen_k_total = p.cp_tot_seqused_k != nullptr ? max(0, p.cp_tot_seqused_k[b]) : -1;  // context parallel
+  const AttentionMask mask =
+      AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
   int n_begin, n_end;
   mask.block_range(Traits::kBlockN, n_begin, n_end);
   if (p.num_splits > 1) {

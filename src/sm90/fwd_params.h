@@ -102,6 +102,17 @@ struct FwdParams {
   int window_right;            // -1: unbounded (causal forces 0)
   const void* s_aux;           // (Hq,) sinks, or null
   ScalarType s_aux_type;
+
+  // MLA decode (d 64, dv 512): logits = q.k + q_v.v with q_v (total_q, Hq, dv); null otherwise.
+  const void* q_v;
+  int64_t qv_row_stride;
+  int64_t qv_head_stride;
+
+  // Context parallel: local key j is global key j * cp_world_size + cp_rank, and causal limits use the global
+  // length cp_tot_seqused_k[b] (null when cp_world_size is 1).
+  int cp_world_size;
+  int cp_rank;
+  const int* cp_tot_seqused_k;
 };
 
 }  // namespace flashseek

@@ -17,6 +17,11 @@ cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v
                            const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
                            int experiment = -1);
 
+// Runs the MLA decode kernel (q 64 + q_v 512 against rows [v 512 | k 64], dv 512) for q's dtype; when
+// p.num_splits > 1 also the combine of the splits.
+cudaError_t launch_mla_decode(ScalarType dtype, const FwdParams& p, int num_m_blocks, int max_seqlen_q,
+                              cudaStream_t stream);
+
 // Writes get_scheduler_metadata's buffer: the header, then `per_sequence_splits` for each of `batch` sequences.
 cudaError_t launch_write_scheduler_metadata(int* out, const int (&header)[8], int batch, int per_sequence_splits,
                                             cudaStream_t stream);

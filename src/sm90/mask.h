@@ -4,6 +4,9 @@
 // Query token i (of seqlen_q) sees key j (of seqlen_k) iff j < seqlen_k and
 //   i + (seqlen_k - seqlen_q) - left <= j <= i + (seqlen_k - seqlen_q) + right     (bottom-right aligned),
 // where an unbounded side is kUnbounded. Packed rows: row r of a CTA is token r / G, query head r % G.
+// Context parallel (W ranks, this one r): local key j is global key j * W + r, the limits above apply to global
+// keys and seqlen_k in the diagonal is the global length; a global limit converts to a local one by floor /
+// ceiling division (identity for W = 1).
 #pragma once
 
 #include <cmath>
@@ -22,13 +25,18 @@ struct AttentionMask {
   int right;
   int tok_min;  // first and last query token of this CTA's rows that exist
   int tok_max;
+  int cp_world;  // context parallel: W and r (1 and 0 without)
+  int cp_rank;
 
+  // seqlen_k: the keys this CTA holds; seqlen_k_total: the global length under context parallel (-1: seqlen_k).
   __device__ __forceinline__ static AttentionMask make(const FwdParams& p, int seqlen_q, int seqlen_k,
-                                                       int row_begin, int row_count) {
+                                                       int row_begin, int row_count, int seqlen_k_total = -1) {
     AttentionMask m;
     m.seqlen_q = seqlen_q;
     m.seqlen_k = seqlen_k;
-    m.diag = seqlen_k - seqlen_q;
+    m.diag = (seqlen_k_total >= 0 ? seqlen_k_total : seqlen_k) - seqlen_q;
+    m.cp_world = max(1, p.cp_world_size);
+    m.cp_rank = m.cp_world > 1 ? p.cp_rank : 0;
     m.right = p.causal ? 0 : (p.window_right < 0 ? kUnbounded : p.window_right);
     m.left = p.window_left < 0 ? kUnbounded : p.window_left;
     const int rows_in_seq = seqlen_q * p.qheads_per_kvhead;
@@ -38,14 +46,22 @@ struct AttentionMask {
     return m;
   }
 
+  // The last local key at or before global key g, and the first at or after it.
+  __device__ __forceinline__ int local_last(int g) const {
+    if (cp_world == 1) return g;
+    const int x = g - cp_rank;
+    return x >= 0 ? x / cp_world : -((cp_world - 1 - x) / cp_world);
+  }
+  __device__ __forceinline__ int local_first(int g) const { return cp_world == 1 ? g : local_last(g - 1) + 1; }
+
   // Key blocks [n_begin, n_end) that hold at least one visible key for some row of the CTA.
   __device__ __forceinline__ void block_range(int block_n, int& n_begin, int& n_end) const {
     int key_end = seqlen_k;
-    if (right != kUnbounded) key_end = min(key_end, tok_max + diag + right + 1);
+    if (right != kUnbounded) key_end = min(key_end, local_last(tok_max + diag + right) + 1);
     n_end = key_end <= 0 ? 0 : (key_end + block_n - 1) / block_n;
     n_begin = 0;
     if (left != kUnbounded) {
-      const int key_begin = tok_min + diag - left;
+      const int key_begin = local_first(tok_min + diag - left);
       n_begin = key_begin <= 0 ? 0 : key_begin / block_n;
     }
     if (n_begin > n_end) n_begin = n_end;
@@ -55,8 +71,8 @@ struct AttentionMask {
   __device__ __forceinline__ bool block_needs_mask(int n, int block_n) const {
     const int first = n * block_n;
     const int last = first + block_n - 1;
-    return last >= seqlen_k || (right != kUnbounded && last > tok_min + diag + right) ||
-           (left != kUnbounded && first < tok_max + diag - left);
+    return last >= seqlen_k || (right != kUnbounded && last > local_last(tok_min + diag + right)) ||
+           (left != kUnbounded && first < local_first(tok_max + diag - left));
   }
 
   // Masks the m64 x kN accumulator tile of one thread: rows `row_tok[0..1]` (tokens of accumulator rows g and
@@ -66,8 +82,8 @@ struct AttentionMask {
     const int col0 = n * kN + 2 * (lane & 3);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : row_tok[r] + diag + right);
-      const int lo = left == kUnbounded ? -kUnbounded : row_tok[r] + diag - left;
+      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(row_tok[r] + diag + right));
+      const int lo = left == kUnbounded ? -kUnbounded : local_first(row_tok[r] + diag - left);
 #pragma unroll
       for (int j = 0; j < kN / 8; ++j) {
 #pragma unroll

@@ -38,6 +38,24 @@ TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
   EXPECT_EQ(pad_head_dims(128, 64).head_dim, 0);
 }
 
+TEST(MlaDecodePlan, TileAndWorkspaceOfTheMlaKernel) {
+  SchedulerArgs s;
+  s.batch_size = 4;
+  s.max_seqlen_q = 1;
+  s.max_seqlen_k = 32768;
+  s.num_heads_q = 128;
+  s.num_heads_kv = 1;
+  s.headdim = 64;
+  s.headdim_v = 512;
+  const LaunchPlan plan = make_plan(s, DeviceInfo{});
+  EXPECT_STREQ(plan.kernel_name, "mla_decode_sm90");
+  EXPECT_EQ(plan.block_m, 64);
+  EXPECT_EQ(plan.block_n, 64);
+  EXPECT_EQ(plan.head_dim_v_padded, 512);
+  EXPECT_EQ(plan.num_m_blocks, 2);  // 128 heads x 1 token in 64-row tiles
+  EXPECT_GT(plan.num_splits, 1);    // 8 CTAs on 132 SMs: split the 32k keys
+}
+
 SplitInputs decode(int batch, int hkv, int seqlen_k, int requested) {
   return SplitInputs{batch, hkv, 1, seqlen_k, 128, requested, 132, 1};
 }

@@ -195,6 +195,84 @@ TEST(ValidateAttention, BatchedQueryAndCacheBatchIdx) {
   EXPECT_EQ(a.batch_size, kB);
 }
 
+// ---- MLA decode (q_v) and context parallel ------------------------------------------------------------------
+
+// MLA decode as vLLM calls it: q (T, Hq, 64), q_v (T, Hq, 512), k and v overlapping views of one paged
+// (num_blocks, page, 1, 576) cache: v = row[..., :512], k = row[..., 512:].
+AttentionArgs make_mla_args() {
+  AttentionArgs a = make_args(Mode::kPaged);
+  const TensorView row = tensor(kBF16, {kNumBlocks, kPageSize, 1, 576});
+  a.v = row;
+  a.v.shape[3] = 512;
+  a.k = row;
+  a.k.shape[3] = 64;
+  a.k.data = static_cast<char*>(row.data) + 512 * 2;
+  a.q = tensor(kBF16, {kTotalQ, kHq, 64});
+  a.q_v = tensor(kBF16, {kTotalQ, kHq, 512});
+  a.out = tensor(kBF16, {kTotalQ, kHq, 512});
+  return a;
+}
+
+TEST(ValidateMla, DecodeCallsPass) {
+  AttentionArgs a = make_mla_args();
+  EXPECT_NO_THROW(validate(a));
+  a = make_mla_args();
+  a.cp_world_size = 8;
+  a.cp_rank = 7;
+  a.cp_tot_seqused_k = tensor(kI32, {kB});
+  a.causal = true;
+  a.num_splits = 32;
+  EXPECT_NO_THROW(validate(a)) << "context parallel with splits";
+  a = make_mla_args();
+  a.q_v.stride[0] = 3 * kHq * 512;  // a view of a wider buffer
+  a.window_left = 100;              // the mask's window works for the MLA kernel too
+  EXPECT_NO_THROW(validate(a));
+  a = make_args(Mode::kPaged);  // context parallel for the normal kernel
+  a.cp_world_size = 2;
+  a.cp_rank = 1;
+  a.cp_tot_seqused_k = tensor(kI32, {kB});
+  EXPECT_NO_THROW(validate(a));
+}
+
+TEST(ValidateMla, BadCallsFail) {
+  using A = AttentionArgs;
+  const std::vector<std::tuple<const char*, std::function<void(A&)>, Kind, std::vector<std::string>>> table = {
+      {"q_v dtype", [](A& a) { a.q_v.dtype = kF16; }, Kind::kType, {"q_v: expected dtype bfloat16 (the dtype of q)"}},
+      {"q_v shape", [](A& a) { resize(a.q_v, 1, kHq / 2); }, Kind::kValue,
+       {"q_v: expected shape (12, 8, 512) (total_q, Hq, dv)", "got (12, 4, 512)"}},
+      {"q_v last dim strided", [](A& a) { a.q_v.stride[2] = 2; }, Kind::kValue,
+       {"q_v: expected the last dim contiguous"}},
+      {"q_v on another device", [](A& a) { a.q_v.device = 1; }, Kind::kValue, {"q_v: expected a CUDA tensor on cuda:0"}},
+      {"softcap", [](A& a) { a.softcap = 30.f; }, Kind::kNotSupported,
+       {"softcap: expected 0 with q_v", "got 30"}},
+      {"sinks", [](A& a) { a.s_aux = tensor(kF32, {kHq}); }, Kind::kNotSupported, {"s_aux: expected None with q_v"}},
+      {"q_v missing for 64/512", [](A& a) { a.q_v = TensorView{}; }, Kind::kValue,
+       {"q_v: expected a tensor (total_q, Hq, 512)", "got None"}},
+      {"d 128 with q_v", [](A& a) { resize(a.q, -1, 128); resize(a.k, -1, 128); }, Kind::kNotSupported,
+       {"q_v: expected head dims d=64", "got d=128, dv=512"}},
+  };
+  for (const auto& [name, breaks, kind, parts] : table) {
+    SCOPED_TRACE(name);
+    A a = make_mla_args();
+    breaks(a);
+    expect_error([&] { validate(a); }, kind, parts);
+  }
+}
+
+TEST(ValidateMla, SchedulerAcceptsMlaHeadDims) {
+  SchedulerArgs s;
+  s.batch_size = kB;
+  s.max_seqlen_q = 1;
+  s.max_seqlen_k = 4096;
+  s.num_heads_q = 128;
+  s.num_heads_kv = 1;
+  s.headdim = 64;
+  s.headdim_v = 512;
+  s.cache_seqlens = tensor(kI32, {kB});
+  s.page_size = 64;
+  EXPECT_NO_THROW(validate(s));
+}
+
 // ---- the table of bad calls -------------------------------------------------------------------------------
 
 struct BadCall {
@@ -224,12 +302,38 @@ const std::vector<BadCall>& bad_calls() {
       {"v_fp8", P, [](AttentionArgs& a) { a.v.dtype = kFP8; }, kNS, {"v: expected", "fp8 is not supported yet"}},
       {"k_descale_given", P, [](AttentionArgs& a) { a.k_descale = tensor(kF32, {kB, kHkv}); }, kNS,
        {"k_descale: expected None", "fp8 is not supported yet", "(3, 2)"}},
-      {"q_v_given", V, [](AttentionArgs& a) { a.q_v = tensor(kBF16, {kTotalQ, kHq, 512}); }, kNS,
-       {"q_v: expected None", "not supported yet", "(12, 8, 512)"}},
-      {"context_parallel", P, [](AttentionArgs& a) { a.cp_world_size = 2; }, kNS,
-       {"cp_world_size: expected 1", "not supported yet", "got 2"}},
-      {"cp_tot_seqused_k_given", P, [](AttentionArgs& a) { a.cp_tot_seqused_k = tensor(kI32, {kB}); }, kNS,
-       {"cp_tot_seqused_k: expected None", "not supported yet", "(3,)"}},
+      {"q_v_with_d128", V, [](AttentionArgs& a) { a.q_v = tensor(kBF16, {kTotalQ, kHq, 128}); }, kNS,
+       {"q_v: expected head dims d=64 (q, k) and dv=512", "got d=128, dv=128"}},
+      {"context_parallel_without_totals", P, [](AttentionArgs& a) { a.cp_world_size = 2; }, kValue,
+       {"cp_tot_seqused_k: expected a tensor when cp_world_size > 1", "got None"}},
+      {"context_parallel_rank_out_of_range", P,
+       [](AttentionArgs& a) {
+         a.cp_world_size = 4;
+         a.cp_rank = 4;
+         a.cp_tot_seqused_k = tensor(kI32, {kB});
+       },
+       kValue, {"cp_rank: expected a rank in [0, cp_world_size=4)", "got 4"}},
+      {"context_parallel_totals_wrong_size", P,
+       [](AttentionArgs& a) {
+         a.cp_world_size = 2;
+         a.cp_tot_seqused_k = tensor(kI32, {kB + 1});
+       },
+       kValue, {"cp_tot_seqused_k: expected shape (3,)", "got (4,)"}},
+      {"context_parallel_totals_int64", P,
+       [](AttentionArgs& a) {
+         a.cp_world_size = 2;
+         a.cp_tot_seqused_k = tensor(kI64, {kB});
+       },
+       kType, {"cp_tot_seqused_k: expected dtype int32"}},
+      {"context_parallel_with_window", P,
+       [](AttentionArgs& a) {
+         a.cp_world_size = 2;
+         a.cp_tot_seqused_k = tensor(kI32, {kB});
+         a.causal = true;
+         a.window_left = 127;
+         a.window_right = 0;
+       },
+       kNS, {"window_size: expected (-1, -1) when cp_world_size > 1", "got (127, 0)"}},
       {"cp_rank_without_cp", P, [](AttentionArgs& a) { a.cp_rank = 1; }, kValue,
        {"cp_rank: expected 0 when cp_world_size is 1", "got 1"}},
       {"dropout", V, [](AttentionArgs& a) { a.dropout_p = 0.1f; }, kNS,

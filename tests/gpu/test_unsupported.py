@@ -1,6 +1,7 @@
 """Calls the library rejects today must raise its 'not supported yet' error (never run and return garbage):
-fp8 (e4m3 q/k/v with descales), MLA decode (d 64/512 with q_v), context parallel. When one of these becomes
-supported, this test fails on purpose: take the case out of UNSUPPORTED in grid.py and let the grid check it."""
+fp8 (e4m3 q/k/v with descales). When one of these becomes supported, this test fails on purpose: take the case
+out of UNSUPPORTED in grid.py and let the grid check it. (MLA decode and context parallel are supported: see
+test_mla_decode.py.)"""
 
 from gpu_support import require_kernels, session_seed
 
@@ -8,8 +9,7 @@ require_kernels()
 
 import pytest  # noqa: E402
 
-from flashseek.testing.grid import (UNSUPPORTED_CP, UNSUPPORTED_FP8, UNSUPPORTED_MLA_DECODE, custom_heads,  # noqa: E402
-                                    make_scenario, operator_grid)
+from flashseek.testing.grid import UNSUPPORTED_FP8, make_scenario, operator_grid  # noqa: E402
 from flashseek.testing.inputs import make_inputs  # noqa: E402
 from flashseek.testing.run import call_flashseek  # noqa: E402
 
@@ -19,12 +19,6 @@ CASES = FP8_OPERATOR + [
                   unsupported_reason=UNSUPPORTED_FP8),
     make_scenario("fp8", "OSSt8", "8q1s500", suffix=["p16", "hnd", "random"], dtype="e4m3", descale="random",
                   hnd=True, unsupported_reason=UNSUPPORTED_FP8),
-    make_scenario("mla", "MLAd16", "8q1s700", suffix=["p64"], page_size=64, q_v=True,
-                  unsupported_reason=UNSUPPORTED_MLA_DECODE),
-    make_scenario("mla", "MLAd128", "4q8s300", suffix=["p128"], page_size=128, q_v=True,
-                  unsupported_reason=UNSUPPORTED_MLA_DECODE),
-    make_scenario("mla", custom_heads(16, 2, 128), "8q1s900", suffix=["p16", "cp4"], cp_world_size=4, cp_rank=1,
-                  unsupported_reason=UNSUPPORTED_CP),
 ]
 
 

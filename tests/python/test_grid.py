@@ -55,9 +55,9 @@ def test_unsupported_cases_are_recorded_not_dropped():
     perf = g.performance_grid()
     assert all(s.unsupported_reason == g.UNSUPPORTED_FP8 for s in perf if s.family == "fp8")
     mla = [s for s in perf if s.family == "mla"]
-    assert sum(1 for s in mla if s.unsupported_reason is None) == 5  # the 192/128 prefills and the context chunk
-    assert sum(1 for s in mla if s.unsupported_reason == g.UNSUPPORTED_CP) == 3
-    assert all(s.q_v for s in mla if s.unsupported_reason == g.UNSUPPORTED_MLA_DECODE)
+    assert all(s.unsupported_reason is None for s in mla)  # MLA prefill, decode (q_v) and context parallel run
+    assert sum(1 for s in mla if s.q_v) == 11
+    assert sum(1 for s in mla if s.cp_world_size > 1) == 3
     ops = g.operator_grid()
     assert sum(1 for s in ops if s.unsupported_reason == g.UNSUPPORTED_FP8) == 8
 
