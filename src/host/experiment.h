@@ -1,7 +1,6 @@
 // Run-time switches for A/B measurements in one build: FLASHSEEK_EXPERIMENT, a comma-separated list of tokens,
 // read once per process. Unset or empty: the defaults (the measured or predicted best). docs/perf-log.md lists
 // the tokens and what each one measured.
-//   pf0          paged K/V: page ids read one block ahead by a plain load (the pre-ring producer path)
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
 //   pdl          combine launched as a programmatic dependent of the forward kernel
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
@@ -17,7 +16,6 @@
 namespace flashseek {
 
 struct Experiment {
-  bool page_prefetch = true;
   bool combine_warp = false;
   bool pdl = false;
   bool split_fa = false;
@@ -39,8 +37,7 @@ struct Experiment {
       size_t end = s.find(',', pos);
       if (end == std::string::npos) end = s.size();
       const std::string t = s.substr(pos, end - pos);
-      if (t == "pf0") e.page_prefetch = false;
-      else if (t == "combine-warp") e.combine_warp = true;
+      if (t == "combine-warp") e.combine_warp = true;
       else if (t == "pdl") e.pdl = true;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);

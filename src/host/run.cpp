@@ -80,7 +80,6 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
 
   p.num_splits = plan.num_splits;
   const Experiment& experiment = Experiment::get();
-  p.page_prefetch = experiment.page_prefetch ? 1 : 0;
   p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0);
   if (plan.num_splits > 1) {
     const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];

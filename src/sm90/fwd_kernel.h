@@ -24,8 +24,6 @@ template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
   extern __shared__ __align__(1024) uint8_t smem[];
 
-  // Split runs whose combine is launched as a programmatic dependent: let it launch (it waits for this grid).
-  if (p.combine_mode & 2) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   int m_block = blockIdx.x;
   int b = blockIdx.z;
   if (p.flat_tiles) {

@@ -81,8 +81,7 @@ struct FwdParams {
   float* o_partial;
   float* lse_partial;
   int num_splits;
-  int page_prefetch;
-  int combine_mode;   // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch  // paged layout: page ids copied several blocks ahead (producer.h); 0: one block ahead
+  int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)

@@ -49,15 +49,7 @@ struct FwdKernelTraits {
   // Per key row of the block being loaded: the element offsets of its K and V rows, double buffered.
   static constexpr uint32_t kRowOffsetsOffset = kVOffset + kStages * VTile::kBytes;
   static constexpr uint32_t kRowOffsetsBytes = 2 * 2 * kBlockN * sizeof(int64_t);
-  // Paged layout: page ids of the key rows of the next kPageSlots blocks (producer.h, run_paged_prefetch).
-  // More slots than stages, so that waiting for the oldest slot only waits for K/V copies already consumed.
-  // Tiles with no room for it (d256 prefill) keep the one-block-ahead path: kPageSlots 0.
-  static constexpr int kWantedPageSlots = kStages + 1 > 4 ? kStages + 1 : 4;
-  static constexpr uint32_t kPageRingOffset = kRowOffsetsOffset + kRowOffsetsBytes;
-  static constexpr int kPageSlots =
-      kPageRingOffset + kWantedPageSlots * kBlockN * 4 + 8 * (1 + 4 * kStages) + 8 <= 232448 ? kWantedPageSlots : 0;
-  static constexpr uint32_t kPageRingBytes = kPageSlots * kBlockN * 4;
-  static constexpr uint32_t kBarrierOffset = (kPageRingOffset + kPageRingBytes + 7) / 8 * 8;
+  static constexpr uint32_t kBarrierOffset = kRowOffsetsOffset + kRowOffsetsBytes;
   // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty.
   static constexpr int kNumBarriers = 1 + 4 * kStages;
   static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * sizeof(uint64_t);

@@ -91,93 +91,6 @@ struct Producer {
     }
   }
 
-  // Page-id prefetch (paged layout): the page of this thread's key row of iteration `it` is copied with a 4-byte
-  // cp.async into slot it % kPageSlots of a shared ring, kPageSlots iterations ahead, and read back by the same
-  // thread (so no barrier between threads is needed). A plain load consumed one iteration later (the other path)
-  // leaves the producer waiting on a block-table latency every block, with only the copies issued since that
-  // load in flight (~64 KB at d128); the ring's wait (cp.async.wait_group) covers groups whose K/V data the
-  // consumers have already released, so it does not stall, and up to kStages blocks stay in flight.
-  static constexpr int kPageSlots = Traits::kPageSlots;
-
-  __device__ __forceinline__ static void copy_page_id(const FwdParams& p, const SequenceInfo& seq, int b, int n,
-                                                      uint32_t slot_smem, int tid) {
-    if (tid >= Traits::kBlockN) return;
-    const int key = n * Traits::kBlockN + tid;
-    const bool valid = key < seq.seqlen_k;
-    const int* src = valid ? p.block_table + static_cast<int64_t>(b) * p.block_table_stride +
-                                 p.page_div.div(seq.k_first + key)
-                           : p.block_table;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(slot_smem + 4 * tid), "l"(src),
-                 "r"(valid ? 4u : 0u)
-                 : "memory");
-  }
-
-  __device__ __forceinline__ static void commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-  template <int kPending>
-  __device__ __forceinline__ static void wait_group() {
-    static_assert(kPending >= 0, "wait_group needs a non-negative count");
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-  }
-
-  __device__ __forceinline__ static int read_page_id(uint32_t slot_smem, int tid) {
-    if (tid >= Traits::kBlockN) return 0;
-    int page;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(page) : "r"(slot_smem + 4 * tid) : "memory");
-    return page;
-  }
-
-  __device__ static void run_paged_prefetch(const FwdParams& p, const SequenceInfo& seq, int b, const Element* k,
-                                            const Element* v, int n_begin, int n_end, uint8_t* smem, int tid) {
-    const uint32_t smem_base = smem_addr(smem);
-    int64_t* offsets = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
-    const int k_chunks = p.head_dim / 8;
-    const int v_chunks = p.head_dim_v / 8;
-    const int n_iters = n_end - n_begin;
-    auto offsets_of = [&](int it) { return offsets + (it & 1) * 2 * Traits::kBlockN; };
-    auto slot_of = [&](int it) {
-      return smem_base + Traits::kPageRingOffset + (it % kPageSlots) * Traits::kBlockN * 4;
-    };
-    // One commit group per iteration, always (empty past the end), so that group i holds the page ids of
-    // iteration i and wait_group<kPageSlots - 1> after committing group it + kPageSlots completes group it + 1.
-    for (int i = 0; i < kPageSlots; ++i) {
-      if (i < n_iters) copy_page_id(p, seq, b, n_end - 1 - i, slot_of(i), tid);
-      commit_group();
-    }
-    wait_group<kPageSlots - 1>();
-    compute_row_offsets(p, seq, n_end - 1, read_page_id(slot_of(0), tid), offsets_of(0),
-                        offsets_of(0) + Traits::kBlockN, tid);
-    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
-    for (int it = 0; it < n_iters; ++it) {
-      const int stage = it % Traits::kStages;
-      const uint32_t phase = (it / Traits::kStages) & 1;
-      const int64_t* k_off = offsets_of(it);
-      const int64_t* v_off = k_off + Traits::kBlockN;
-
-      mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-      load_rows<typename Traits::KTile>(k, k_off, k_chunks,
-                                        smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
-      cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
-
-      // Slot it % kPageSlots was read (for iteration it) before the previous barrier: refill it.
-      if (it + kPageSlots < n_iters) copy_page_id(p, seq, b, n_end - 1 - it - kPageSlots, slot_of(it), tid);
-      commit_group();
-      if (it + 1 < n_iters) {
-        wait_group<kPageSlots - 1>();
-        int64_t* next = offsets_of(it + 1);
-        compute_row_offsets(p, seq, n_end - 2 - it, read_page_id(slot_of(it + 1), tid), next,
-                            next + Traits::kBlockN, tid);
-      }
-
-      mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-      load_rows<typename Traits::VTile>(v, v_off, v_chunks,
-                                        smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
-      cp_async_arrive_on(smem_base + Traits::v_full_barrier(stage));
-      named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
-    }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-  }
-
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
                              int n_begin, int n_end, uint8_t* smem, int tid) {
     const uint32_t smem_base = smem_addr(smem);
@@ -185,12 +98,6 @@ struct Producer {
 
     const Element* k = static_cast<const Element*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
     const Element* v = static_cast<const Element*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
-    if constexpr (kPageSlots > 0) {
-      if (p.kv_layout == KVLayout::kPaged && p.page_prefetch) {
-        run_paged_prefetch(p, seq, b, k, v, n_begin, n_end, smem, tid);
-        return;
-      }
-    }
     int64_t* offsets = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
     const int k_chunks = p.head_dim / 8;
     const int v_chunks = p.head_dim_v / 8;

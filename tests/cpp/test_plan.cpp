@@ -123,13 +123,14 @@ TEST(SplitHeuristic, ShortWorkDoesNotSplitFinerThanItPays) {
 
 TEST(Experiment, ParsesTokens) {
   const Experiment none = Experiment::parse(nullptr);
-  EXPECT_TRUE(none.page_prefetch);
   EXPECT_FALSE(none.combine_warp || none.pdl || none.split_fa);
-  const Experiment e = Experiment::parse("pf0,combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
-  EXPECT_FALSE(e.page_prefetch);
+  EXPECT_EQ(none.loop_flags, -1);
+  const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
   EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
   EXPECT_EQ(e.split_cap, 48);
   EXPECT_EQ(e.cta_rate_gbps, 31);
+  EXPECT_EQ(Experiment::parse("3").loop_flags, 3);
+  EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
