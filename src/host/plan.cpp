@@ -20,6 +20,7 @@ struct PlanInputs {
   int64_t max_seqlen_q;
   int64_t max_seqlen_k;
   int num_splits;
+  bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
 };
 
 // Split partials beyond this many bytes cost more memory traffic than the parallelism they buy.
@@ -30,7 +31,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
   const TileShape tile = find_tile_shape(padded.head_dim, padded.head_dim_v,
-                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
+                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead), in.fp8_kv);
   if (tile.block_m == 0) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
@@ -78,6 +79,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 
@@ -92,6 +94,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.max_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 
