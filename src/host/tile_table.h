@@ -29,8 +29,11 @@ constexpr int tile_smem_bytes(const TileShape& t) {
 //
 // fp8 caches (fp8_kv) add the e4m3 staging buffers, so their tiles trade block_n or stages for them. Prefill
 // (block_m 128) is compute-bound: one staging buffer, converted while the consumers work on the previous block.
-// Decode (block_m 64) is memory-bound: two staging buffers keep two raw blocks in flight per CTA. The staging
-// also receives an e4m3 Q tile once (raw_stages x block_n x (d + dv) >= block_m x d, checked in the traits).
+// Decode (block_m 64) is memory-bound: as many staging buffers as fit (raw blocks in flight per CTA; two 16-bit
+// stages suffice to overlap the conversion with the consumer). block_n is the same for block_m 64 and 128 of a
+// head dim, so that a token's result does not depend on which of the two kernels ran it (same key blocks, same
+// online-softmax steps). The staging also receives an e4m3 Q tile once (raw_stages x block_n x (d + dv) >=
+// block_m x d, checked in the traits).
 constexpr TileShape kTileShapes[] = {
     {64, 64, 128, 128, 3, false, 0},
     {128, 128, 128, 128, 2, false, 0},
@@ -47,7 +50,7 @@ constexpr TileShape kTileShapes[] = {
     {192, 128, 128, 96, 2, true, 1},
     {192, 192, 128, 80, 2, true, 1},
     {256, 256, 128, 64, 2, true, 1},
-    {64, 64, 64, 128, 4, true, 2},
+    {64, 64, 64, 128, 2, true, 8},
     {128, 128, 64, 128, 2, true, 2},
     {192, 128, 64, 96, 2, true, 2},
     {192, 192, 64, 80, 2, true, 2},

@@ -2,10 +2,10 @@
 // cp.async) into a staging ring, then each thread converts exactly the chunks it copied into the 16-bit swizzled
 // stage tiles the consumers' wgmma reads. The consumers run the 16-bit code unchanged.
 //
-// Per block, in the order the consumers visit them (last block first):
-//   wait for this thread's raw copies of the block (cp.async groups, one per block)
-//   wait K stage empty -> convert K -> fence.proxy.async -> arrive K full; the same for V
-//   issue the raw copies of the block kRawStages ahead into the staging buffer just freed
+// Per block, in the order the consumers visit them (last block first), for K and then for V:
+//   wait for this thread's raw copies (cp.async groups: one for K, one for V of each block)
+//   wait stage empty -> convert -> fence.proxy.async -> arrive stage full
+//   issue the raw copies of the block kRawStages ahead into the staging rows just converted
 // The conversion is exact (e4m3 -> fp16, or bf16 via fp32) and applies no scale: descales are folded into the
 // score scale and the epilogue. Rows past a sequence's end and columns past the head dim are zero-filled, so NaN
 // in unused cache slots never reaches the tiles. An e4m3 q is loaded the same way, once, through the staging.
@@ -124,21 +124,27 @@ struct ProducerFp8 {
       Base::compute_row_offsets(p, seq, n_end - 1 - x, page_next, buf, buf + kN, tid);
       page_next = page_after;
     };
-    auto issue_raw = [&](int x) {
+    auto raw_of = [&](int x) { return smem_base + Traits::kRawOffset + (x % kRaw) * Traits::kRawStageBytes; };
+    auto issue_raw_k = [&](int x) {
       const int64_t* k_off = offsets_of(x);
-      const int64_t* v_off = k_off + kN;
-      const uint32_t raw = smem_base + Traits::kRawOffset + (x % kRaw) * Traits::kRawStageBytes;
-      copy_rows<kN, Traits::kD>(k, [&](int row) { return k_off[row]; }, k_chunks, raw, tid);
-      copy_rows<kN, Traits::kDv>(v, [&](int row) { return v_off[row]; }, v_chunks, raw + Traits::kRawKBytes, tid);
+      copy_rows<kN, Traits::kD>(k, [&](int row) { return k_off[row]; }, k_chunks, raw_of(x), tid);
+    };
+    auto issue_raw_v = [&](int x) {
+      const int64_t* v_off = offsets_of(x) + kN;
+      copy_rows<kN, Traits::kDv>(v, [&](int row) { return v_off[row]; }, v_chunks, raw_of(x) + Traits::kRawKBytes,
+                                 tid);
     };
 
-    // Prologue: the first kRaw blocks in flight. One commit group per block, empty ones included, so that
-    // "block x landed" is always cp.async.wait_group<kRaw - 1> at iteration x.
+    // Prologue: the first kRaw blocks in flight. Two commit groups per block (K, then V), empty ones included,
+    // so that "K (or V) of block x landed" is always cp.async.wait_group<2 * kRaw - 1> when it is needed: K's
+    // staging is refilled as soon as K is converted, while V of the same block may still be in flight.
     prepare_offsets(0);
     named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);  // also: the Q staging is free
 #pragma unroll
     for (int x = 0; x < kRaw; ++x) {
-      if (x < n_iters) issue_raw(x);
+      if (x < n_iters) issue_raw_k(x);
+      cp_async_commit_group();
+      if (x < n_iters) issue_raw_v(x);
       cp_async_commit_group();
       if (x + 1 < n_iters) prepare_offsets(x + 1);
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
@@ -147,25 +153,28 @@ struct ProducerFp8 {
     for (int it = 0; it < n_iters; ++it) {
       const int stage = it % Traits::kStages;
       const uint32_t phase = (it / Traits::kStages) & 1;
-      const uint32_t raw = smem_base + Traits::kRawOffset + (it % kRaw) * Traits::kRawStageBytes;
-      cp_async_wait_group<kRaw - 1>();
+      const uint32_t raw = raw_of(it);
+      const int next = it + kRaw;  // goes into block it's staging buffer once it is converted
 
+      cp_async_wait_group<2 * kRaw - 1>();  // K of block it (V of it and both of the next blocks may fly)
       mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
       convert_rows<typename Traits::KTile, kN, Traits::kD>(
           raw, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
       fence_proxy_async_shared();  // the wgmma reads the tile through the async proxy
       mbarrier_arrive(smem_base + Traits::k_full_barrier(stage));
+      // This thread converted all the K bytes it copied there: the staging's K rows take block next.
+      if (next < n_iters) issue_raw_k(next);
+      cp_async_commit_group();
 
+      cp_async_wait_group<2 * kRaw - 1>();  // V of block it
       mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
       convert_rows<typename Traits::VTile, kN, Traits::kDv>(
           raw + Traits::kRawKBytes, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
       fence_proxy_async_shared();
       mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
-
-      // The staging buffer of block it is free (this thread converted all it copied): block it + kRaw goes there.
-      const int next = it + kRaw;
-      if (next < n_iters) issue_raw(next);
+      if (next < n_iters) issue_raw_v(next);
       cp_async_commit_group();
+
       // The other offsets buffer was last read when block next - 1 was issued, before the previous sync.
       if (next + 1 < n_iters) prepare_offsets(next + 1);
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);

@@ -37,6 +37,15 @@ TEST(TileTable, EveryTileHasAnFp8Twin) {
   }
 }
 
+TEST(TileTable, DecodeAndPrefillTilesShareBlockN) {
+  // A token's result must not depend on whether the 64-row (decode) or the 128-row (prefill) kernel ran it: both
+  // visit the same key blocks with the same online-softmax steps.
+  for (const TileShape& t : kTileShapes) {
+    const TileShape other = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m == 64 ? 128 : 64, t.fp8_kv);
+    EXPECT_EQ(other.block_n, t.block_n) << t.head_dim << "x" << t.head_dim_v << (t.fp8_kv ? " fp8" : "");
+  }
+}
+
 TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
   struct Case { int d, dv, pd, pdv; };
   const Case cases[] = {{40, 40, 64, 64},    {64, 64, 64, 64},     {72, 72, 128, 128}, {80, 80, 128, 128},
