@@ -118,7 +118,7 @@ struct Epilogue {
                    : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                    : "r"(addr));
       uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
-                     static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
+                      static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
       *reinterpret_cast<uint4*>(dst) = value;
     }
   }
