@@ -4,6 +4,9 @@
 Disassembles with cuobjdump and checks, per kernel whose name contains attention_fwd_kernel or mla_decode_kernel
 (FORWARD_KERNELS): at least one
 HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
+The fp8-cache kernels (FwdKernelTraits<..., true>) must also convert e4m3 in the kernel (F2FP...E4M3 unpacks)
+and copy with cp.async (LDGSTS); --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
+family that silently drops out of the build is caught.
 Exits 77 (a skip for ctest) when no cuobjdump is found, with the reason.
 """
 import os
@@ -27,7 +30,17 @@ def find_tool(name):
     return None
 
 
-def main(paths):
+# SASS patterns counted per kernel: wgmma, cp.async (global -> shared), the e4m3 -> fp16 conversion, local memory.
+OPS = {"HGMMA": r"\bHGMMA\b", "LDGSTS": r"\bLDGSTS\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
+       "STL": r"\bSTL\b"}
+
+
+def is_fp8_kernel(mangled):
+    """FwdKernelTraits<Element, d, dv, block_m, true>: the last template argument mangles as Lb1E."""
+    return re.search(r"FwdKernelTraits.*Lb1E", mangled) is not None
+
+
+def main(paths, min_kernels=0):
     cuobjdump = find_tool("cuobjdump")
     nvdisasm = find_tool("nvdisasm")
     if cuobjdump is None or nvdisasm is None:
@@ -45,23 +58,33 @@ def main(paths):
             m = re.match(r"\s*Function : (\S+)", line)
             if m:
                 current = m.group(1)
-                kernels.setdefault(current, {"HGMMA": 0, "LDL": 0, "STL": 0})
+                kernels.setdefault(current, {op: 0 for op in OPS})
                 continue
             if current is None:
                 continue
-            for op in ("HGMMA", "LDL", "STL"):
-                if re.search(rf"\b{op}\b", line):
+            for op, pattern in OPS.items():
+                if re.search(pattern, line):
                     kernels[current][op] += 1
     fwd = {k: v for k, v in kernels.items() if any(tag in k for tag in FORWARD_KERNELS)}
     if not fwd:
         print("FAIL: no forward kernel (" + ", ".join(FORWARD_KERNELS) + ") found in", " ".join(paths))
         return 1
     failed = False
+    n_fp8 = 0
     for name, counts in sorted(fwd.items()):
-        ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0
+        fp8 = is_fp8_kernel(name)
+        n_fp8 += fp8
+        ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
+        if fp8:
+            ok = ok and counts["E4M3"] > 0
         failed |= not ok
-        print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} LDL={counts['LDL']} STL={counts['STL']}  {name}")
-    print(f"{len(fwd)} forward kernels checked")
+        print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} LDGSTS={counts['LDGSTS']:3d} "
+              f"E4M3={counts['E4M3']:3d} LDL={counts['LDL']} STL={counts['STL']}  {'fp8 ' if fp8 else ''}{name}")
+    n_16 = len(fwd) - n_fp8
+    print(f"{len(fwd)} forward kernels checked ({n_16} 16-bit, {n_fp8} fp8-cache)")
+    if min_kernels and (n_16 < min_kernels or n_fp8 < min_kernels):
+        print(f"FAIL: expected at least {min_kernels} kernels of each kind")
+        failed = True
     for tag in FORWARD_KERNELS:
         if not any(tag in k for k in fwd):
             print(f"FAIL: no {tag} found")
@@ -70,7 +93,12 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        print("usage: check_sass.py BINARY [BINARY...]")
+    args = sys.argv[1:]
+    min_kernels = 0
+    if len(args) >= 2 and args[0] == "--min-kernels":
+        min_kernels = int(args[1])
+        args = args[2:]
+    if not args:
+        print("usage: check_sass.py [--min-kernels N] BINARY [BINARY...]")
         sys.exit(2)
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(args, min_kernels))

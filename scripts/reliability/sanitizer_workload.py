@@ -8,7 +8,8 @@ batched rows with gaps), decode, split-KV with scheduler metadata, speculative d
 softcap, sinks (float32 and bf16 s_aux, with and without splits), flash_attn_with_kvcache (append, rotary, left
 padding, cache_batch_idx, pages of 4), the cascade (merge_attn_states), merge_attn_states on its own (fp32 and
 +inf LSEs), and the edge cases (zero-length sequences, total_k = 0, page 1, page 48, HND, strided q / out /
-block_table views, Sq > Sk). fp8 and MLA decode are rejected by the library today: not called. With --hostile,
+block_table views, Sq > Sk); the fp8-cache kernels (e4m3 q/k/v and a bf16 q against an e4m3 cache, every tile,
+both block sizes, with and without splits). MLA decode is rejected by the library today: not called. With --hostile,
 also the hostile device data of reliability_cases (memcheck is where those matter).
 
 Shapes are tiny (a few CTAs, a few KV blocks, enough to wrap every K/V stage ring) so that racecheck and
@@ -49,7 +50,7 @@ TILES: Dict[str, Tuple[Tuple[int, int], ...]] = {
 }
 GRID_FAMILIES = ("prefill-dense", "prefill-varlen", "decode-paged", "decode-splitkv", "spec-decode", "mixed",
                  "sliding-window", "softcap", "sinks", "kvcache", "lse", "edge")
-NOT_CALLED = {"fp8": "fp8 is not supported by the library yet"}
+NOT_CALLED = {}
 
 
 @dataclass
@@ -89,6 +90,32 @@ def variant_items() -> List[Item]:
                 s = make_scenario("prefill-varlen", h, batch, name=label, dtype=dtype, kv_layout="varlen",
                                   num_splits=1, return_lse=True)
             items.append(Item(label, "scenario", "variant", s))
+    return items
+
+
+# The fp8-cache kernels (compute fp16: e4m3 q, fp16 q; compute bf16: bf16 q), every tile at both block sizes.
+FP8_VARIANT_CALLS = (  # (q dtype, kv dtype, block_m, split, batch)
+    ("e4m3", None, 128, False, "q37s600_q1s129"),
+    ("e4m3", None, 64, True, "q1s700_q3s400"),
+    ("bf16", "e4m3", 64, False, "q20s600_q1s129"),
+    ("bf16", "e4m3", 128, True, "q40s1500_q2s300"),
+)
+
+
+def fp8_variant_items() -> List[Item]:
+    items = []
+    for tile, dims in TILES.items():
+        for i, (dtype, kv_dtype, block_m, split, batch) in enumerate(FP8_VARIANT_CALLS):
+            d, dv = dims[(i + i // len(dims)) % len(dims)]
+            h = custom_heads(4, 2, d, dv)
+            label = f"variant-fp8/{dtype}" + (f"-{kv_dtype}kv" if kv_dtype else "") + f"/tile{tile}/d{d}" + \
+                    (f"-{dv}" if dv != d else "") + f"/m{block_m}/" + ("split" if split else "nosplit")
+            kw = dict(name=label, dtype=dtype, kv_dtype=kv_dtype, descale="random", return_lse=True)
+            if split:
+                s = make_scenario("fp8", h, batch, page_size=16, num_splits=3, **kw)
+            else:
+                s = make_scenario("fp8", h, batch, kv_layout="varlen", num_splits=1, **kw)
+            items.append(Item(label, "scenario", "variant-fp8", s))
     return items
 
 
@@ -153,7 +180,7 @@ def hostile_items(which: str) -> List[Item]:
 
 
 def plan(quick: bool = False, hostile: str = "none", only: Optional[str] = None) -> List[Item]:
-    items = variant_items() + family_items() + hostile_items(hostile)
+    items = variant_items() + fp8_variant_items() + family_items() + hostile_items(hostile)
     if quick:
         items = [it for it in items if it.quick]
     if only:

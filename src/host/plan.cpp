@@ -23,6 +23,7 @@ struct PlanInputs {
   int64_t max_seqlen_k;
   int num_splits;
   bool mla_decode;  // q_v given (d 64, dv 512): the MLA decode kernel
+  bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
 };
 
 constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
@@ -37,7 +38,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
   const TileShape tile = in.mla_decode ? kMlaDecodeTile
                                        : find_tile_shape(padded.head_dim, padded.head_dim_v,
-                                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
+                                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead),
+                                                         in.fp8_kv);
   if (tile.block_m == 0) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
@@ -93,6 +95,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
   in.mla_decode = a.q_v.given();
+  in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 
@@ -109,6 +112,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.num_splits = a.num_splits;
   // get_scheduler_metadata has no q_v; (64, 512) is only valid for MLA decode.
   in.mla_decode = a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV;
+  in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 

@@ -34,9 +34,26 @@ const T* ptr_or_null(const TensorView& t) {
   return t.given() ? static_cast<const T*>(t.data) : nullptr;
 }
 
+// The descale of an e4m3 operand ((B, Hkv) float32, size-1 dims broadcast); none (1) for a 16-bit operand, whose
+// descale FA3 ignores too.
+Descale descale_of(const TensorView& descale, const TensorView& operand) {
+  Descale d{nullptr, 0, 0};
+  if (!descale.given() || operand.dtype != DType::kFloat8E4M3) return d;
+  d.ptr = static_cast<const float*>(descale.data);
+  d.batch_stride = descale.shape[0] == 1 ? 0 : descale.stride[0];
+  d.head_stride = descale.shape[1] == 1 ? 0 : descale.stride[1];
+  return d;
+}
+
+// The 16-bit type the tensor cores multiply in: q's, fp16 for an e4m3 q (e4m3 -> fp16 is exact).
+ScalarType compute_type(const AttentionArgs& a) {
+  return a.q.dtype == DType::kFloat8E4M3 ? ScalarType::kFloat16 : scalar_type(a.q.dtype);
+}
+
 FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* workspace) {
   FwdParams p{};
   p.q = a.q.data;
+  p.q_fp8 = a.q.dtype == DType::kFloat8E4M3;
   p.q_row_stride = a.q.stride[0];
   p.q_head_stride = a.q.stride[1];
   p.cu_seqlens_q = ptr_or_null<int>(a.cu_seqlens_q);
@@ -74,6 +91,7 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.cache_batch_idx = ptr_or_null<int>(a.cache_batch_idx);
 
   p.out = a.out.data;
+  p.out_type = scalar_type(a.out.dtype);
   p.o_row_stride = a.out.stride[0];
   p.o_head_stride = a.out.stride[1];
   p.lse = a.softmax_lse.given() ? static_cast<float*>(a.softmax_lse.data) : nullptr;
@@ -117,6 +135,9 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.cp_world_size = a.cp_world_size;
   p.cp_rank = a.cp_world_size > 1 ? a.cp_rank : 0;
   p.cp_tot_seqused_k = a.cp_world_size > 1 ? ptr_or_null<int>(a.cp_tot_seqused_k) : nullptr;
+  p.q_descale = descale_of(a.q_descale, a.q);
+  p.k_descale = descale_of(a.k_descale, a.k);
+  p.v_descale = descale_of(a.v_descale, a.v);
   return p;
 }
 
@@ -142,9 +163,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / plan.block_m + a.batch_size;
   p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
-  check_cuda(sm90::launch_forward(scalar_type(a.q.dtype), plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m, p,
-                                  grid_m, max_seqlen_q, static_cast<cudaStream_t>(stream),
-                                  Experiment::get().loop_flags),
+  check_cuda(sm90::launch_forward(compute_type(a), a.k.dtype == DType::kFloat8E4M3, plan.head_dim_padded,
+                                  plan.head_dim_v_padded, plan.block_m, p, grid_m, max_seqlen_q,
+                                  static_cast<cudaStream_t>(stream), Experiment::get().loop_flags),
              "flashseek forward launch");
 }
 

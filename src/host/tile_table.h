@@ -9,12 +9,16 @@ struct TileShape {
   int head_dim_v;  // padded head dim of v and out
   int block_m;     // packed query rows per CTA: two consumer warpgroups of 64 rows
   int block_n;     // keys per mainloop step; a multiple of 16 (the k-step of P*V)
-  int stages;      // K/V pipeline depth
+  int stages;      // K/V pipeline depth (16-bit tiles the consumers read)
+  bool fp8_kv;     // K and V arrive as e4m3: the producer converts them into the 16-bit stage tiles
+  int raw_stages;  // fp8_kv: raw e4m3 K/V blocks in flight (staging buffers the copies land in)
 };
 
-// Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit. Kept under the 227 KB opt-in limit.
+// Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
+// e4m3, one byte each) for fp8 caches. Kept under the 227 KB opt-in limit.
 constexpr int tile_smem_bytes(const TileShape& t) {
-  return t.block_m * t.head_dim * 2 + t.stages * t.block_n * (t.head_dim + t.head_dim_v) * 2;
+  return t.block_m * t.head_dim * 2 + t.stages * t.block_n * (t.head_dim + t.head_dim_v) * 2 +
+         t.raw_stages * t.block_n * (t.head_dim + t.head_dim_v);
 }
 
 // Why these shapes. block_m 128 (prefill): two 64-row consumer warpgroups that take turns on the tensor cores;
@@ -22,17 +26,35 @@ constexpr int tile_smem_bytes(const TileShape& t) {
 // (head_dim_v / 2 floats) and P (block_n / 4 words). block_m 64 (decode: query tokens x query heads per KV head
 // fit in 64 rows): one consumer warpgroup, so no tensor-core work is spent on padding rows, and the shared
 // memory the second Q half would take goes to a deeper K/V pipeline.
+//
+// fp8 caches (fp8_kv) add the e4m3 staging buffers, so their tiles trade block_n or stages for them. Prefill
+// (block_m 128) is compute-bound: one staging buffer, converted while the consumers work on the previous block.
+// Decode (block_m 64) is memory-bound: as many staging buffers as fit (raw blocks in flight per CTA; two 16-bit
+// stages suffice to overlap the conversion with the consumer). block_n is the same for block_m 64 and 128 of a
+// head dim, so that a token's result does not depend on which of the two kernels ran it (same key blocks, same
+// online-softmax steps). The staging also receives an e4m3 Q tile once (raw_stages x block_n x (d + dv) >=
+// block_m x d, checked in the traits).
 constexpr TileShape kTileShapes[] = {
-    {64, 64, 128, 128, 3},
-    {128, 128, 128, 128, 2},
-    {192, 128, 128, 128, 2},
-    {192, 192, 128, 112, 2},
-    {256, 256, 128, 80, 2},
-    {64, 64, 64, 128, 4},
-    {128, 128, 64, 128, 3},
-    {192, 128, 64, 128, 2},
-    {192, 192, 64, 112, 2},
-    {256, 256, 64, 80, 2},
+    {64, 64, 128, 128, 3, false, 0},
+    {128, 128, 128, 128, 2, false, 0},
+    {192, 128, 128, 128, 2, false, 0},
+    {192, 192, 128, 112, 2, false, 0},
+    {256, 256, 128, 80, 2, false, 0},
+    {64, 64, 64, 128, 4, false, 0},
+    {128, 128, 64, 128, 3, false, 0},
+    {192, 128, 64, 128, 2, false, 0},
+    {192, 192, 64, 112, 2, false, 0},
+    {256, 256, 64, 80, 2, false, 0},
+    {64, 64, 128, 128, 3, true, 2},
+    {128, 128, 128, 128, 2, true, 1},
+    {192, 128, 128, 96, 2, true, 1},
+    {192, 192, 128, 80, 2, true, 1},
+    {256, 256, 128, 64, 2, true, 1},
+    {64, 64, 64, 128, 2, true, 8},
+    {128, 128, 64, 128, 2, true, 2},
+    {192, 128, 64, 96, 2, true, 2},
+    {192, 192, 64, 80, 2, true, 2},
+    {256, 256, 64, 64, 2, true, 2},
 };
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
@@ -53,11 +75,11 @@ constexpr PaddedHeadDims pad_head_dims(int d, int dv) {
   return {0, 0};
 }
 
-constexpr TileShape find_tile_shape(int padded_d, int padded_dv, int block_m = 128) {
+constexpr TileShape find_tile_shape(int padded_d, int padded_dv, int block_m = 128, bool fp8_kv = false) {
   for (const TileShape& t : kTileShapes) {
-    if (t.head_dim == padded_d && t.head_dim_v == padded_dv && t.block_m == block_m) return t;
+    if (t.head_dim == padded_d && t.head_dim_v == padded_dv && t.block_m == block_m && t.fp8_kv == fp8_kv) return t;
   }
-  return TileShape{0, 0, 0, 0, 0};
+  return TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
 // Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.

@@ -1,7 +1,7 @@
 // Host-side validation of every entry point's arguments. It reads only host values (shapes, strides, dtypes,
 // devices, scalars): the binding must not read device data, so the contents of cu_seqlens, seqused_k and
-// block_table are the caller's contract. Order: missing arguments, unsupported features (so that an fp8 call
-// learns the real reason rather than a dtype rule), scalars, dtypes, devices, then shapes and strides.
+// block_table are the caller's contract. Order: missing arguments, unsupported features (so that a call learns the
+// real reason rather than a dtype rule), scalars, dtypes, devices, then shapes and strides.
 #include <cmath>
 #include <string>
 
@@ -23,6 +23,7 @@ constexpr DType kF16 = DType::kFloat16;
 constexpr DType kBF16 = DType::kBFloat16;
 constexpr DType kF32 = DType::kFloat32;
 constexpr DType kI32 = DType::kInt32;
+constexpr DType kFP8 = DType::kFloat8E4M3;
 
 // ---- flash_attn_varlen_func ---------------------------------------------------------------------------------
 
@@ -33,14 +34,8 @@ struct Dims {
 };
 
 void reject_unsupported(const AttentionArgs& a) {
-  const char* fp8 = "(fp8 is not supported yet)";
-  for (Named n : {Named{a.q, "q"}, Named{a.k, "k"}, Named{a.v, "v"}})
-    if (n.t.dtype == DType::kFloat8E4M3)
-      fail(Kind::kNotSupported, n.name, std::string("float16 or bfloat16 ") + fp8, dtype_name(n.t.dtype));
-  for (Named n : {Named{a.q_descale, "q_descale"}, Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}})
-    require_absent(n.t, n.name, fp8, Kind::kNotSupported);
   if (a.q_v.given()) {  // MLA decode: the features its kernel lacks
-    if (a.q.dtype == DType::kFloat8E4M3)
+    if (a.q.dtype == DType::kFloat8E4M3 || a.k.dtype == DType::kFloat8E4M3)
       fail(Kind::kNotSupported, "q_v", "None with fp8 (MLA decode in fp8 is not supported yet)", describe(a.q_v));
     if (a.softcap != 0.f)
       fail(Kind::kNotSupported, "softcap", "0 with q_v (MLA decode with a soft cap is not supported yet)",
@@ -100,11 +95,23 @@ void check_scalars(const AttentionArgs& a) {
   require_num_splits(a.num_splits);
 }
 
+// dtypes: q, k, v all fp16 or all bf16; all e4m3 (out bf16, as FA3); or an fp16/bf16 q against an e4m3 cache
+// (k and v e4m3, out in q's dtype).
 void check_dtypes(const AttentionArgs& a) {
-  require_dtype_in(a.q, "q", {kF16, kBF16});
-  require_dtype(a.k, "k", a.q.dtype, " (the dtype of q)");
-  require_dtype(a.v, "v", a.q.dtype, " (the dtype of q)");
-  require_dtype(a.out, "out", a.q.dtype, " (the dtype of q)");
+  require_dtype_in(a.q, "q", {kF16, kBF16, kFP8});
+  if (a.q.dtype == kFP8) {
+    require_dtype(a.k, "k", kFP8, " (q is float8_e4m3fn: q, k and v are all e4m3)");
+    require_dtype(a.v, "v", kFP8, " (q is float8_e4m3fn: q, k and v are all e4m3)");
+    require_dtype(a.out, "out", kBF16, " (the output of an fp8 q is bfloat16)");
+  } else {
+    if (a.k.dtype != kFP8)
+      require_dtype(a.k, "k", a.q.dtype, std::string(" (the dtype of q) or float8_e4m3fn (an fp8 KV cache)"));
+    require_dtype(a.v, "v", a.k.dtype, a.k.dtype == kFP8 ? " (the dtype of k: an fp8 cache holds k and v)"
+                                                         : " (the dtype of q)");
+    require_dtype(a.out, "out", a.q.dtype, " (the dtype of q)");
+  }
+  for (Named n : {Named{a.q_descale, "q_descale"}, Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}})
+    if (n.t.given()) require_dtype(n.t, n.name, kF32);
   if (a.softmax_lse.given()) require_dtype(a.softmax_lse, "softmax_lse", kF32);
   if (a.s_aux.given()) require_dtype_in(a.s_aux, "s_aux", {kF32, kBF16, kF16});
   for (Named n : {Named{a.cu_seqlens_q, "cu_seqlens_q"}, Named{a.cu_seqlens_k, "cu_seqlens_k"},
@@ -120,7 +127,8 @@ void check_devices(const AttentionArgs& a) {
                   Named{a.cu_seqlens_q, "cu_seqlens_q"}, Named{a.cu_seqlens_k, "cu_seqlens_k"},
                   Named{a.seqused_k, "seqused_k"}, Named{a.block_table, "block_table"}, Named{a.s_aux, "s_aux"},
                   Named{a.scheduler_metadata, "scheduler_metadata"}, Named{a.leftpad_k, "cache_leftpad"},
-                  Named{a.cache_batch_idx, "cache_batch_idx"}})
+                  Named{a.cache_batch_idx, "cache_batch_idx"}, Named{a.q_descale, "q_descale"},
+                  Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}})
     require_device(n.t, n.name, a.q.device, "q");
 }
 
@@ -222,6 +230,23 @@ void check_per_sequence(const AttentionArgs& a, KVMode mode, int64_t batch, cons
          str(a.k.shape[0]));
 }
 
+// Descales: (B, Hkv) float32 with any non-negative strides (vLLM passes stride-0 broadcasts of a scalar); a size-1
+// dim broadcasts too. They scale the e4m3 operands; given for a 16-bit operand they are ignored, as FA3 does.
+void check_descales(const AttentionArgs& a, const Dims& dims, int64_t batch) {
+  for (Named n : {Named{a.q_descale, "q_descale"}, Named{a.k_descale, "k_descale"}, Named{a.v_descale, "v_descale"}}) {
+    const TensorView& t = n.t;
+    if (!t.given()) continue;
+    const bool shape_ok = t.rank == 2 && (t.shape[0] == batch || t.shape[0] == 1) &&
+                          (t.shape[1] == dims.hkv || t.shape[1] == 1);
+    if (!shape_ok)
+      fail(Kind::kValue, n.name,
+           "shape (B, Hkv) = " + shape_string({batch, dims.hkv}) + " (or a size-1 dim that broadcasts)",
+           t.shape_string());
+    if (t.stride[0] < 0 || t.stride[1] < 0)
+      fail(Kind::kValue, n.name, "non-negative strides (0 broadcasts)", "strides " + strides_string(t));
+  }
+}
+
 void check_outputs_and_extras(const AttentionArgs& a, const Dims& dims, int64_t batch) {
   require_shape(a.out, "out", {dims.total_q, dims.hq, dims.dv}, " (total_q, Hq, dv)");
   require_aligned_rows(a.out, "out");
@@ -292,6 +317,7 @@ void validate(AttentionArgs& a) {
   const int64_t batch = derive_batch_size(a, dims, &source);
   check_per_sequence(a, mode, batch, source);
   check_context_parallel(a, batch);
+  check_descales(a, dims, batch);
   check_outputs_and_extras(a, dims, batch);
   a.batch_size = static_cast<int>(batch);
 }
@@ -304,10 +330,9 @@ void validate(SchedulerArgs& a) {
   if (a.num_heads_q < 1 || a.num_heads_q % a.num_heads_kv != 0)
     fail(Kind::kValue, "num_heads_q", "a positive multiple of num_heads_kv=" + str(a.num_heads_kv),
          str(a.num_heads_q));
-  if (a.qkv_dtype == DType::kFloat8E4M3)
-    fail(Kind::kNotSupported, "qkv_dtype", "float16 or bfloat16 (fp8 is not supported yet)", dtype_name(a.qkv_dtype));
-  if (a.qkv_dtype != kF16 && a.qkv_dtype != kBF16)
-    fail(Kind::kType, "qkv_dtype", "float16 or bfloat16", dtype_name(a.qkv_dtype));
+  // e4m3: the KV cache's dtype (an fp8 cache, with an e4m3 or a 16-bit q) picks the fp8 tiles.
+  if (a.qkv_dtype != kF16 && a.qkv_dtype != kBF16 && a.qkv_dtype != kFP8)
+    fail(Kind::kType, "qkv_dtype", "float16, bfloat16 or float8_e4m3fn", dtype_name(a.qkv_dtype));
   if (!(a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV))  // MLA decode
     require_head_dims(a.headdim, a.headdim_v, "headdim", "headdim_v");
   require_non_negative(a.page_size, "page_size");
@@ -368,8 +393,11 @@ void validate(AppendKVArgs& a) {
   if (a.k_new.given() != a.v_new.given())
     fail(Kind::kValue, a.k_new.given() ? "v" : "k", "a tensor (new keys k and values v come together)", "None");
 
+  // Attention against an fp8 cache needs no append step; appending (or rotating) into one would quantize.
   if (a.k_cache.dtype == DType::kFloat8E4M3)
-    fail(Kind::kNotSupported, "k_cache", "float16 or bfloat16 (fp8 is not supported yet)",
+    fail(Kind::kNotSupported, "k_cache",
+         "float16 or bfloat16 when appending k, v or applying rotary (appending into an fp8 cache is not "
+         "supported yet)",
          dtype_name(a.k_cache.dtype));
   require_dtype_in(a.k_cache, "k_cache", {kF16, kBF16});
   for (Named n : {Named{a.v_cache, "v_cache"}, Named{a.k_new, "k"}, Named{a.v_new, "v"}, Named{a.q, "q"},

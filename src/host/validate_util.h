@@ -16,6 +16,7 @@ using Kind = Error::Kind;
 
 // Most head-dim and stride rules come from the kernels' 16-byte async copies and TMA descriptors.
 constexpr int kCopyAlignBytes = 16;
+constexpr int kCopyAlignBytesFp8 = 8;
 constexpr int kMaxHeadDim = 256;
 constexpr int kHeadDimMultiple = 8;
 constexpr int kMaxNumSplits = 1024;
@@ -136,22 +137,28 @@ inline void require_contiguous(const TensorView& t, const std::string& arg) {
   if (!ok) fail(Kind::kValue, arg, "a contiguous tensor", "strides " + strides_string(t));
 }
 
-// The kernels move rows with 16-byte copies (cp.async, TMA): every row start must be 16-byte aligned.
+// The bytes one copy moves: 16 (cp.async, TMA) for 16-bit rows; 8 for e4m3 rows, whose head dims (40, 72) are
+// only multiples of 8 bytes.
+inline int copy_align_bytes(DType dtype) { return dtype == DType::kFloat8E4M3 ? kCopyAlignBytesFp8 : kCopyAlignBytes; }
+
+// The kernels move rows with aligned copies: every row start must be aligned to copy_align_bytes.
 inline void require_aligned_rows(const TensorView& t, const std::string& arg) {
   require_last_dim_contiguous(t, arg);
   const int bytes = dtype_bytes(t.dtype);
-  const int64_t multiple = bytes > 0 && bytes < kCopyAlignBytes ? kCopyAlignBytes / bytes : 1;
+  const int align = copy_align_bytes(t.dtype);
+  const int64_t multiple = bytes > 0 && bytes < align ? align / bytes : 1;
   for (int i = 0; i + 1 < t.rank; ++i) {
     if (t.stride[i] < 0 || t.stride[i] % multiple != 0)
       fail(Kind::kValue, arg,
-           "non-negative strides that are multiples of " + str(multiple) + " elements (16-byte aligned rows)",
+           "non-negative strides that are multiples of " + str(multiple) + " elements (" + str(align) +
+               "-byte aligned rows)",
            "strides " + strides_string(t));
   }
   const auto address = reinterpret_cast<uintptr_t>(t.data);
-  if (address % kCopyAlignBytes != 0) {
+  if (address % align != 0) {
     char hex[32];
     std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
-    fail(Kind::kValue, arg, "a data pointer aligned to 16 bytes", hex);
+    fail(Kind::kValue, arg, "a data pointer aligned to " + str(align) + " bytes", hex);
   }
 }
 

@@ -76,8 +76,9 @@ struct Consumer {
   }
 
   template <int kFlags>
-  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int kv_head,
-                             int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg, int tid) {
+  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
+                             int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
+                             int tid) {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
@@ -93,8 +94,15 @@ struct Consumer {
     uint32_t pf[kPRegs];
     OnlineSoftmax<kN> softmax;
     softmax.init();
-    const float scale_log2 = p.score_scale_log2;
-    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale / p.softcap : 0.f;
+    // S is computed from the converted (not descaled) fp8 values: q_descale * k_descale of this (sequence, KV head)
+    // joins the logit scale (inside the soft cap's argument with softcap), v_descale multiplies O at the end.
+    float qk_descale = 1.f, v_descale = 1.f;
+    if constexpr (Traits::kFp8Kv) {
+      qk_descale = p.q_descale.load(b, kv_head) * p.k_descale.load(b, kv_head);
+      v_descale = p.v_descale.load(b, kv_head);
+    }
+    const float scale_log2 = p.softcap > 0.f ? p.score_scale_log2 : p.score_scale_log2 * qk_descale;
+    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale * qk_descale / p.softcap : 0.f;
 
     auto transform_scores = [&](int n) {
       if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
@@ -192,8 +200,8 @@ struct Consumer {
     }
 
     softmax.reduce_sums();
-    Epilogue<Traits>::run(p, seq, kv_head, row_begin, split, softmax.row_max, softmax.row_sum, row_tok, o, smem,
-                          wg, tid);
+    Epilogue<Traits>::run(p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max,
+                          softmax.row_sum, row_tok, o, smem, wg, tid);
   }
 };
 

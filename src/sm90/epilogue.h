@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "fwd_params.h"
 #include "kernel_traits.h"
@@ -30,9 +31,19 @@ struct Epilogue {
   using Element = typename Traits::Element;
   static constexpr int kORegs = Traits::kDv / 2;
 
+  // The output pair (lower column in the low half) in out's dtype: the compute type, except bf16 for an e4m3 q
+  // (computed in fp16).
+  __device__ __forceinline__ static uint32_t pack_out(const FwdParams& p, float lo, float hi) {
+    if constexpr (Traits::kFp8Kv && std::is_same_v<Element, __half>) {
+      if (p.out_type == ScalarType::kBFloat16) return pack2<__nv_bfloat16>(lo, hi);
+    }
+    return pack2<Element>(lo, hi);
+  }
+
+  // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
-                             const float (&row_max)[2], const float (&row_sum)[2], const int (&row_tok)[2],
-                             const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
+                             float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
+                             const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const int G = p.qheads_per_kvhead;
@@ -46,7 +57,7 @@ struct Epilogue {
     for (int r = 0; r < 2; ++r) {
       const int packed = packed_row0 + 8 * r;
       head[r] = kv_head * G + (packed - row_tok[r] * G);
-      const float m_log2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * p.score_scale_log2;
+      const float m_log2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * scale_log2;
       const float sum = row_sum[r];
       if (with_sinks) {
         const float sink_log2 = load_scalar(p.s_aux, p.s_aux_type, head[r]) * kLog2e;
@@ -60,6 +71,7 @@ struct Epilogue {
         factor[r] = sum == 0.f ? 0.f : 1.f / sum;
         lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
       }
+      factor[r] *= v_descale;  // O is linear in V: split partials too (the combine is linear in O)
     }
 
     if (p.num_splits > 1) {
@@ -83,7 +95,7 @@ struct Epilogue {
     for (int j = 0; j < Traits::kDv / 8; ++j) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const uint32_t word = pack2<Element>(o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
+        const uint32_t word = pack_out(p, o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
         const uint32_t addr = q_tile + Traits::QTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(word) : "memory");
       }
@@ -92,7 +104,7 @@ struct Epilogue {
 
     constexpr int kChunks = Traits::kDv / 8;
     const int valid_chunks = p.head_dim_v / 8;
-    Element* out = static_cast<Element*>(p.out);
+    uint16_t* out = static_cast<uint16_t*>(p.out);  // bf16 or fp16 (out_type)
     for (int idx = tid; idx < 64 * kChunks; idx += 128) {
       const int row = idx / kChunks;
       const int chunk = idx - row * kChunks;
@@ -105,8 +117,8 @@ struct Epilogue {
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                    : "r"(addr));
-      Element* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
-                     static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
+      uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
+                      static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
       *reinterpret_cast<uint4*>(dst) = value;
     }
   }

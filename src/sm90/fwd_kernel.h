@@ -1,5 +1,6 @@
 // The forward kernel: one CTA per (block of kBlockM packed query rows, KV head, KV split, sequence).
-// Warpgroup 0 produces (gathers Q, K, V into shared memory); warpgroups 1 (and 2) consume, 64 rows each.
+// Warpgroup 0 produces (gathers Q, K, V into shared memory, converting an e4m3 cache to the 16-bit compute type);
+// warpgroups 1 (and 2) consume, 64 rows each.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,6 +16,7 @@
 #include "prims/mbarrier.h"
 #include "prims/wgmma.h"
 #include "producer.h"
+#include "producer_fp8.h"
 #include "seqlen.h"
 #include "tile_index.h"
 
@@ -70,10 +72,17 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
   const int tid = threadIdx.x % 128;
   if (warpgroup == 0) {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_dealloc<Traits::kProducerRegs>();
-    if (n_end > n_begin) Producer<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+    if (n_end > n_begin) {
+      if constexpr (Traits::kFp8Kv) {
+        ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      } else {
+        Producer<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      }
+    }
   } else {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_alloc<Traits::kConsumerRegs>();
-    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, kv_head, row_begin, n_begin, n_end, split, smem, warpgroup - 1, tid);
+    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
+                                               warpgroup - 1, tid);
   }
 }
 
@@ -81,7 +90,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
 // bound the build time); other tiles have kDefaultLoopFlags only.
 template <class Traits>
 constexpr bool has_loop_variants() {
-  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && Traits::kBlockM == 128 &&
+  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
          Traits::kD == Traits::kDv && (Traits::kD == 64 || Traits::kD == 128 || Traits::kD == 256);
 }
 

@@ -44,9 +44,24 @@ enum class KVLayout : int32_t {
 
 enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 
+// An fp32 per-(sequence, KV head) factor of an fp8 operand (q_descale, k_descale, v_descale of shape (B, Hkv)),
+// read at b * batch_stride + kv_head * head_stride (either stride may be 0: broadcast views). Null: 1.
+struct Descale {
+  const float* ptr;
+  int64_t batch_stride;
+  int64_t head_stride;
+#ifdef __CUDACC__
+  __device__ __forceinline__ float load(int b, int kv_head) const {
+    return ptr == nullptr ? 1.f : ptr[b * batch_stride + kv_head * head_stride];
+  }
+#endif
+};
+
 struct FwdParams {
   // Queries: row = token, (total_q, Hq, d). Sequence b's tokens start at cu_seqlens_q[b], or b * fixed_seqlen_q.
+  // q_fp8: q holds e4m3 values (fp8 kernels only), converted exactly to the 16-bit compute type when loaded.
   const void* q;
+  bool q_fp8;
   int64_t q_row_stride;
   int64_t q_head_stride;
   const int* cu_seqlens_q;
@@ -71,8 +86,10 @@ struct FwdParams {
   const int* leftpad_k;
   const int* cache_batch_idx;
 
-  // Output (total_q, Hq, dv) in q's dtype; LSE (Hq, total_q) float32 when non-null.
+  // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
+  // non-null.
   void* out;
+  ScalarType out_type;
   int64_t o_row_stride;
   int64_t o_head_stride;
   float* lse;
@@ -96,6 +113,10 @@ struct FwdParams {
   float softmax_scale;
   float softcap;               // 0: off
   float score_scale_log2;      // folds softmax_scale (or 1 with softcap) and log2(e) for exp2
+  // fp8 operands are converted exactly and their descales applied outside the GEMMs: q_descale * k_descale
+  // joins the score scale of the CTA's (sequence, KV head), v_descale multiplies O in the epilogue. Null for
+  // 16-bit operands (their descales are ignored, as FA3 does).
+  Descale q_descale, k_descale, v_descale;
   bool causal;
   int window_left;             // -1: unbounded
   int window_right;            // -1: unbounded (causal forces 0)

@@ -13,16 +13,20 @@ namespace flashseek::sm90 {
 enum LoopFlags : int { kLoopOverlap = 1, kLoopSkipRescale = 2 };
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale;
 
-template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_>
+// Element: the 16-bit type the tensor cores multiply (q's dtype; fp16 for an e4m3 q). kFp8Kv: K and V arrive as
+// e4m3 and the producer converts them (exactly) into Element tiles; q may then be e4m3 too (FwdParams::q_fp8).
+template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_, bool kFp8Kv_ = false>
 struct FwdKernelTraits {
   using Element = Element_;
-  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV, kBlockM_);
+  static constexpr bool kFp8Kv = kFp8Kv_;
+  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static constexpr int kD = kHeadDim;
   static constexpr int kDv = kHeadDimV;
   static constexpr int kBlockM = kShape.block_m;
   static constexpr int kBlockN = kShape.block_n;
   static constexpr int kStages = kShape.stages;
+  static constexpr int kRawStages = kShape.raw_stages;
   static_assert(kBlockN % 16 == 0, "P*V steps over keys 16 at a time");
 
   static constexpr int kConsumerWarpgroups = kBlockM / 64;
@@ -46,8 +50,13 @@ struct FwdKernelTraits {
   static constexpr uint32_t kQOffset = 0;
   static constexpr uint32_t kKOffset = kQOffset + QTile::kBytes;
   static constexpr uint32_t kVOffset = kKOffset + kStages * KTile::kBytes;
+  // fp8: raw e4m3 staging, per raw stage the K rows (kD bytes each) then the V rows (kDv bytes each), row-major.
+  static constexpr uint32_t kRawOffset = kVOffset + kStages * VTile::kBytes;
+  static constexpr uint32_t kRawKBytes = kBlockN * kD;
+  static constexpr uint32_t kRawStageBytes = kBlockN * (kD + kDv);
+  static_assert(!kFp8Kv || kRawStages * kRawStageBytes >= kBlockM * kD, "an e4m3 Q tile is staged there too");
   // Per key row of the block being loaded: the element offsets of its K and V rows, double buffered.
-  static constexpr uint32_t kRowOffsetsOffset = kVOffset + kStages * VTile::kBytes;
+  static constexpr uint32_t kRowOffsetsOffset = kRawOffset + kRawStages * kRawStageBytes;
   static constexpr uint32_t kRowOffsetsBytes = 2 * 2 * kBlockN * sizeof(int64_t);
   static constexpr uint32_t kBarrierOffset = kRowOffsetsOffset + kRowOffsetsBytes;
   // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty.

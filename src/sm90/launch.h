@@ -10,10 +10,11 @@
 
 namespace flashseek::sm90 {
 
-// Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for q's dtype; when
-// p.num_splits > 1 also the combine of the splits. Returns cudaErrorInvalidValue for a tile with no kernel.
+// Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for the 16-bit compute type
+// `compute` (q's dtype; fp16 for an e4m3 q) and, with fp8_kv, an e4m3 K/V cache; when p.num_splits > 1 also the
+// combine of the splits (into p.out_type). Returns cudaErrorInvalidValue for a tile with no kernel.
 // `experiment`: the main-loop variant of the tiles that have several (FLASHSEEK_EXPERIMENT; -1: the default).
-cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, int block_m,
+cudaError_t launch_forward(ScalarType compute, bool fp8_kv, int head_dim_padded, int head_dim_v_padded, int block_m,
                            const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
                            int experiment = -1);
 

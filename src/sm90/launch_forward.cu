@@ -13,50 +13,65 @@ cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, int loop_
 
 namespace {
 
-template <class Element, int kD, int kDv>
+template <int kDv>
+cudaError_t launch_combine(const FwdParams& p, int max_seqlen_q, cudaStream_t stream) {
+  return p.out_type == ScalarType::kFloat16 ? launch_combine_splits<__half, kDv>(p, max_seqlen_q, stream)
+                                            : launch_combine_splits<__nv_bfloat16, kDv>(p, max_seqlen_q, stream);
+}
+
+template <class Element, bool kFp8Kv, int kD, int kDv>
 cudaError_t forward_then_combine(const FwdParams& p, int block_m, int num_m_blocks, int max_seqlen_q,
                                  int experiment, cudaStream_t stream) {
   const cudaError_t status =
-      block_m == 64
-          ? launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 64>>(p, num_m_blocks, experiment, stream)
-          : launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 128>>(p, num_m_blocks, experiment, stream);
+      block_m == 64 ? launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 64, kFp8Kv>>(p, num_m_blocks, experiment,
+                                                                                          stream)
+                    : launch_attention_fwd<FwdKernelTraits<Element, kD, kDv, 128, kFp8Kv>>(p, num_m_blocks, experiment,
+                                                                                           stream);
   if (status != cudaSuccess || p.num_splits <= 1) return status;
-  return launch_combine_splits<Element, kDv>(p, max_seqlen_q, stream);
+  return launch_combine<kDv>(p, max_seqlen_q, stream);
 }
 
-template <class Element>
+template <class Element, bool kFp8Kv>
 cudaError_t dispatch_head_dims(int d, int dv, int block_m, const FwdParams& p, int num_m_blocks, int max_seqlen_q,
                                int experiment, cudaStream_t stream) {
   if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
   if (d == 64 && dv == 64) {
-    return forward_then_combine<Element, 64, 64>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+    return forward_then_combine<Element, kFp8Kv, 64, 64>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 128 && dv == 128) {
-    return forward_then_combine<Element, 128, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+    return forward_then_combine<Element, kFp8Kv, 128, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 192 && dv == 128) {
-    return forward_then_combine<Element, 192, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+    return forward_then_combine<Element, kFp8Kv, 192, 128>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 192 && dv == 192) {
-    return forward_then_combine<Element, 192, 192>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+    return forward_then_combine<Element, kFp8Kv, 192, 192>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   if (d == 256 && dv == 256) {
-    return forward_then_combine<Element, 256, 256>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
+    return forward_then_combine<Element, kFp8Kv, 256, 256>(p, block_m, num_m_blocks, max_seqlen_q, experiment, stream);
   }
   return cudaErrorInvalidValue;
 }
 
+template <class Element>
+cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const FwdParams& p, int num_m_blocks,
+                        int max_seqlen_q, int experiment, cudaStream_t stream) {
+  return fp8_kv ? dispatch_head_dims<Element, true>(d, dv, block_m, p, num_m_blocks, max_seqlen_q, experiment, stream)
+                : dispatch_head_dims<Element, false>(d, dv, block_m, p, num_m_blocks, max_seqlen_q, experiment,
+                                                     stream);
+}
+
 }  // namespace
 
-cudaError_t launch_forward(ScalarType dtype, int head_dim_padded, int head_dim_v_padded, int block_m,
+cudaError_t launch_forward(ScalarType compute, bool fp8_kv, int head_dim_padded, int head_dim_v_padded, int block_m,
                            const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
                            int experiment) {
-  if (dtype == ScalarType::kFloat16) {
-    return dispatch_head_dims<__half>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks, max_seqlen_q,
-                                      experiment, stream);
+  if (compute == ScalarType::kFloat16) {
+    return dispatch_kv<__half>(fp8_kv, head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks, max_seqlen_q,
+                               experiment, stream);
   }
-  return dispatch_head_dims<__nv_bfloat16>(head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks,
-                                           max_seqlen_q, experiment, stream);
+  return dispatch_kv<__nv_bfloat16>(fp8_kv, head_dim_padded, head_dim_v_padded, block_m, p, num_m_blocks,
+                                    max_seqlen_q, experiment, stream);
 }
 
 }  // namespace flashseek::sm90

@@ -23,6 +23,30 @@ TEST(TileTable, EveryTileFitsSharedMemoryAndWgmmaShapes) {
   }
 }
 
+TEST(TileTable, EveryTileHasAnFp8Twin) {
+  // Every 16-bit tile has an fp8-cache tile of the same head dims and block_m (the kernels are instantiated for
+  // both), whose e4m3 staging can also hold an e4m3 Q tile.
+  for (const TileShape& t : kTileShapes) {
+    const TileShape f = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, !t.fp8_kv);
+    EXPECT_EQ(f.block_m, t.block_m) << t.head_dim << "x" << t.head_dim_v << " m" << t.block_m;
+    if (t.fp8_kv) {
+      EXPECT_GE(t.raw_stages, 1);
+      EXPECT_GE(t.raw_stages * t.block_n * (t.head_dim + t.head_dim_v), t.block_m * t.head_dim);
+    } else {
+      EXPECT_EQ(t.raw_stages, 0);
+    }
+  }
+}
+
+TEST(TileTable, DecodeAndPrefillTilesShareBlockN) {
+  // A token's result must not depend on whether the 64-row (decode) or the 128-row (prefill) kernel ran it: both
+  // visit the same key blocks with the same online-softmax steps.
+  for (const TileShape& t : kTileShapes) {
+    const TileShape other = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m == 64 ? 128 : 64, t.fp8_kv);
+    EXPECT_EQ(other.block_n, t.block_n) << t.head_dim << "x" << t.head_dim_v << (t.fp8_kv ? " fp8" : "");
+  }
+}
+
 TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
   struct Case { int d, dv, pd, pdv; };
   const Case cases[] = {{40, 40, 64, 64},    {64, 64, 64, 64},     {72, 72, 128, 128}, {80, 80, 128, 128},
@@ -196,6 +220,42 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
       } else {
         EXPECT_EQ(call.workspace_bytes, 0u);
       }
+    }
+  }
+}
+
+TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
+  DeviceInfo h200;
+  for (DType q_dtype : {DType::kFloat8E4M3, DType::kBFloat16}) {
+    for (int d : {40, 128, 256}) {
+      AttentionArgs a;
+      a.q = tensor(q_dtype, {4, 32, d});
+      a.k = tensor(DType::kFloat8E4M3, {4096, 16, 8, d});
+      a.v = tensor(DType::kFloat8E4M3, {4096, 16, 8, d});
+      a.out = tensor(DType::kBFloat16, {4, 32, d});
+      a.cu_seqlens_q = tensor(DType::kInt32, {5});
+      a.seqused_k = tensor(DType::kInt32, {4});
+      a.block_table = tensor(DType::kInt32, {4, 4096});
+      a.max_seqlen_q = 1;
+      a.max_seqlen_k = 16384;
+      validate(a);
+      SchedulerArgs s;
+      s.batch_size = 4;
+      s.max_seqlen_q = 1;
+      s.max_seqlen_k = 16384;
+      s.num_heads_q = 32;
+      s.num_heads_kv = 8;
+      s.headdim = s.headdim_v = d;
+      s.qkv_dtype = DType::kFloat8E4M3;
+      s.cache_seqlens = tensor(DType::kInt32, {4});
+      s.page_size = 16;
+      const LaunchPlan call = make_plan(a, h200);
+      const LaunchPlan meta = make_plan(s, h200);
+      const PaddedHeadDims p = pad_head_dims(d, d);
+      EXPECT_EQ(call.block_m, 64);
+      EXPECT_EQ(call.block_n, find_tile_shape(p.head_dim, p.head_dim_v, 64, true).block_n) << d;
+      EXPECT_EQ(call.block_n, meta.block_n) << d;
+      EXPECT_EQ(call.num_splits, meta.num_splits) << d;
     }
   }
 }

@@ -151,6 +151,38 @@ TEST(ValidateAttention, ValidVariantsPass) {
          a.scheduler_metadata = tensor(kI32, {SchedulerMetadataLayout::total_ints(kB)});
          a.leftpad_k = tensor(kI32, {kB});
        }},
+      {"fp8: e4m3 q, k, v, bf16 out, (B, Hkv) descales", [](AttentionArgs& a) {
+         a.q.dtype = a.k.dtype = a.v.dtype = kFP8;
+         a.out.dtype = kBF16;
+         a.q_descale = tensor(kF32, {kB, kHkv});
+         a.k_descale = tensor(kF32, {kB, kHkv});
+         a.v_descale = tensor(kF32, {kB, kHkv});
+       }},
+      {"fp8: stride-0 descales (a broadcast scalar) and size-1 dims", [](AttentionArgs& a) {
+         a.q.dtype = a.k.dtype = a.v.dtype = kFP8;
+         a.q_descale = tensor(kF32, {kB, kHkv});
+         a.q_descale.stride[0] = a.q_descale.stride[1] = 0;
+         a.k_descale = tensor(kF32, {1, kHkv});
+         a.v_descale = tensor(kF32, {kB, 1});
+       }},
+      {"fp8 head dim 40 (8-byte rows)", [](AttentionArgs& a) {
+         a.q.dtype = a.k.dtype = a.v.dtype = kFP8;
+         for (TensorView* t : {&a.q, &a.k, &a.v, &a.out}) resize(*t, -1, 40);
+         a.q.data = reinterpret_cast<void*>(0x10008);  // a head-offset view: 8-byte aligned is enough for e4m3
+       }},
+      {"bf16 q against an fp8 cache", [](AttentionArgs& a) {
+         a.k.dtype = a.v.dtype = kFP8;
+         a.k_descale = tensor(kF32, {kB, kHkv});
+         a.v_descale = tensor(kF32, {kB, kHkv});
+       }},
+      {"fp16 q against an fp8 cache", [](AttentionArgs& a) {
+         a.q.dtype = a.out.dtype = kF16;
+         a.k.dtype = a.v.dtype = kFP8;
+       }},
+      {"descales with a bf16 call (ignored, as FA3 does)", [](AttentionArgs& a) {
+         a.q_descale = tensor(kF32, {kB, kHkv});
+         a.k_descale = tensor(kF32, {kB, kHkv});
+       }},
       {"scalars at their limits", [](AttentionArgs& a) {
          a.softmax_scale = -1.f;
          a.softcap = 30.f;
@@ -297,11 +329,6 @@ const std::vector<BadCall>& bad_calls() {
       {"out_missing", V, [](AttentionArgs& a) { a.out = TensorView{}; }, kValue,
        {"out: expected a tensor", "allocates", "got None"}},
       // Not supported yet.
-      {"q_fp8", V, [](AttentionArgs& a) { a.q.dtype = a.k.dtype = a.v.dtype = kFP8; }, kNS,
-       {"q: expected", "fp8 is not supported yet", "got float8_e4m3fn"}},
-      {"v_fp8", P, [](AttentionArgs& a) { a.v.dtype = kFP8; }, kNS, {"v: expected", "fp8 is not supported yet"}},
-      {"k_descale_given", P, [](AttentionArgs& a) { a.k_descale = tensor(kF32, {kB, kHkv}); }, kNS,
-       {"k_descale: expected None", "fp8 is not supported yet", "(3, 2)"}},
       {"q_v_with_d128", V, [](AttentionArgs& a) { a.q_v = tensor(kBF16, {kTotalQ, kHq, 128}); }, kNS,
        {"q_v: expected head dims d=64 (q, k) and dv=512", "got d=128, dv=128"}},
       {"context_parallel_without_totals", P, [](AttentionArgs& a) { a.cp_world_size = 2; }, kValue,
@@ -365,13 +392,47 @@ const std::vector<BadCall>& bad_calls() {
        {"num_splits: expected a value in [0, 1024]", "got 2000"}},
       // Dtypes.
       {"q_float32", V, [](AttentionArgs& a) { a.q.dtype = a.k.dtype = a.v.dtype = a.out.dtype = kF32; }, kType,
-       {"q: expected dtype float16 or bfloat16", "got float32"}},
+       {"q: expected dtype float16, bfloat16 or float8_e4m3fn", "got float32"}},
       {"k_dtype_differs", V, [](AttentionArgs& a) { a.k.dtype = kF16; }, kType,
        {"k: expected dtype bfloat16 (the dtype of q)", "got float16"}},
       {"v_dtype_differs", P, [](AttentionArgs& a) { a.v.dtype = kF16; }, kType,
        {"v: expected dtype bfloat16 (the dtype of q)", "got float16"}},
       {"out_dtype_differs", V, [](AttentionArgs& a) { a.out.dtype = kF32; }, kType,
        {"out: expected dtype bfloat16", "got float32"}},
+      // fp8 dtype combinations and descales.
+      {"fp8_q_bf16_k", V, [](AttentionArgs& a) { a.q.dtype = a.v.dtype = kFP8; }, kType,
+       {"k: expected dtype float8_e4m3fn (q is float8_e4m3fn", "got bfloat16"}},
+      {"fp8_q_bf16_v", P, [](AttentionArgs& a) { a.q.dtype = a.k.dtype = kFP8; }, kType,
+       {"v: expected dtype float8_e4m3fn (q is float8_e4m3fn", "got bfloat16"}},
+      {"fp8_q_fp16_out", V, [](AttentionArgs& a) { a.q.dtype = a.k.dtype = a.v.dtype = kFP8; a.out.dtype = kF16; },
+       kType, {"out: expected dtype bfloat16 (the output of an fp8 q is bfloat16)", "got float16"}},
+      {"bf16_q_fp8_k_bf16_v", P, [](AttentionArgs& a) { a.k.dtype = kFP8; }, kType,
+       {"v: expected dtype float8_e4m3fn (the dtype of k: an fp8 cache holds k and v)", "got bfloat16"}},
+      {"bf16_q_bf16_k_fp8_v", P, [](AttentionArgs& a) { a.v.dtype = kFP8; }, kType,
+       {"v: expected dtype bfloat16 (the dtype of q)", "got float8_e4m3fn"}},
+      {"k_fp16_with_bf16_q", V, [](AttentionArgs& a) { a.k.dtype = kF16; }, kType,
+       {"k: expected dtype bfloat16 (the dtype of q) or float8_e4m3fn (an fp8 KV cache)", "got float16"}},
+      {"q_descale_bf16", P, [](AttentionArgs& a) { a.q_descale = tensor(kBF16, {kB, kHkv}); }, kType,
+       {"q_descale: expected dtype float32", "got bfloat16"}},
+      {"k_descale_wrong_shape", P,
+       [](AttentionArgs& a) { a.k.dtype = a.v.dtype = kFP8; a.k_descale = tensor(kF32, {kB, kHq}); }, kValue,
+       {"k_descale: expected shape (B, Hkv) = (3, 2)", "got (3, 8)"}},
+      {"v_descale_rank_1", V, [](AttentionArgs& a) { a.v_descale = tensor(kF32, {kB}); }, kValue,
+       {"v_descale: expected shape (B, Hkv) = (3, 2)", "got (3,)"}},
+      {"v_descale_negative_stride", V,
+       [](AttentionArgs& a) { a.v_descale = tensor(kF32, {kB, kHkv}); a.v_descale.stride[0] = -2; }, kValue,
+       {"v_descale: expected non-negative strides", "got strides (-2, 1)"}},
+      {"q_descale_on_host", V, [](AttentionArgs& a) { a.q_descale = tensor(kF32, {kB, kHkv}, -1); }, kValue,
+       {"q_descale: expected a CUDA tensor on cuda:0 (the device of q)", "got a host tensor"}},
+      {"fp8_k_row_stride_not_8_bytes", P,
+       [](AttentionArgs& a) { a.k.dtype = a.v.dtype = kFP8; a.k.stride[1] = 2 * kD + 4; }, kValue,
+       {"k: expected", "multiples of 8 elements (8-byte aligned rows)"}},
+      {"fp8_q_pointer_not_8_bytes", V,
+       [](AttentionArgs& a) {
+         a.q.dtype = a.k.dtype = a.v.dtype = kFP8;
+         a.q.data = reinterpret_cast<void*>(0x10004);
+       },
+       kValue, {"q: expected a data pointer aligned to 8 bytes", "got 0x10004"}},
       {"lse_not_float32", V, [](AttentionArgs& a) { a.softmax_lse.dtype = kBF16; }, kType,
        {"softmax_lse: expected dtype float32", "got bfloat16"}},
       {"cu_seqlens_q_int64", V, [](AttentionArgs& a) { a.cu_seqlens_q.dtype = kI64; }, kType,
@@ -560,6 +621,8 @@ TEST(ValidateScheduler, ValidCallsPass) {
   s.page_size = 0;
   s.qkv_dtype = kF16;
   EXPECT_NO_THROW(validate(s));
+  s.qkv_dtype = kFP8;  // an fp8 cache: the fp8 tiles
+  EXPECT_NO_THROW(validate(s));
 }
 
 TEST(ValidateScheduler, BadCallsFail) {
@@ -569,10 +632,8 @@ TEST(ValidateScheduler, BadCallsFail) {
       {"heads", [](S& s) { s.num_heads_q = 5; }, Kind::kValue,
        {"num_heads_q: expected a positive multiple of num_heads_kv=2", "got 5"}},
       {"no kv heads", [](S& s) { s.num_heads_kv = 0; }, Kind::kValue, {"num_heads_kv: expected >= 1", "got 0"}},
-      {"fp8", [](S& s) { s.qkv_dtype = kFP8; }, Kind::kNotSupported,
-       {"qkv_dtype: expected", "fp8 is not supported yet", "got float8_e4m3fn"}},
       {"float32", [](S& s) { s.qkv_dtype = kF32; }, Kind::kType,
-       {"qkv_dtype: expected float16 or bfloat16", "got float32"}},
+       {"qkv_dtype: expected float16, bfloat16 or float8_e4m3fn", "got float32"}},
       {"headdim", [](S& s) { s.headdim = s.headdim_v = 100; }, Kind::kValue,
        {"headdim: expected head dim d a multiple of 8 in [8, 256]", "got 100"}},
       {"headdim_v", [](S& s) { s.headdim_v = 64; }, Kind::kValue,
@@ -695,7 +756,7 @@ TEST(ValidateAppendKV, BadCallsFail) {
       {"cos without sin", [](A& p) { p.rotary_sin = TensorView{}; }, Kind::kValue,
        {"rotary_sin: expected a tensor", "got None"}},
       {"fp8 cache", [](A& p) { p.k_cache.dtype = p.v_cache.dtype = kFP8; }, Kind::kNotSupported,
-       {"k_cache: expected", "fp8 is not supported yet"}},
+       {"k_cache: expected", "appending into an fp8 cache is not supported yet", "got float8_e4m3fn"}},
       {"rotary dtype", [](A& p) { p.rotary_cos.dtype = p.rotary_sin.dtype = kF32; }, Kind::kType,
        {"rotary_cos: expected dtype bfloat16", "got float32"}},
       {"cache_seqlens int64", [](A& p) { p.cache_seqlens.dtype = kI64; }, Kind::kType,

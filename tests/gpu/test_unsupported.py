@@ -1,6 +1,6 @@
 """Calls the library rejects today must raise its 'not supported yet' error (never run and return garbage):
-fp8 (e4m3 q/k/v with descales). When one of these becomes supported, this test fails on purpose: take the case
-out of UNSUPPORTED in grid.py and let the grid check it. (MLA decode and context parallel are supported: see
+MLA decode with a soft cap, sinks or fp8 (the MLA kernel lacks them). When one of these becomes supported, this
+test fails on purpose: let the grid check it instead. (fp8: test_fp8.py; MLA decode and context parallel:
 test_mla_decode.py.)"""
 
 from gpu_support import require_kernels, session_seed
@@ -9,16 +9,15 @@ require_kernels()
 
 import pytest  # noqa: E402
 
-from flashseek.testing.grid import UNSUPPORTED_FP8, make_scenario, operator_grid  # noqa: E402
+from flashseek.testing.grid import UNSUPPORTED_MLA_DECODE, make_scenario  # noqa: E402
 from flashseek.testing.inputs import make_inputs  # noqa: E402
 from flashseek.testing.run import call_flashseek  # noqa: E402
 
-FP8_OPERATOR = [s for s in operator_grid() if s.dtype == "e4m3"]
-CASES = FP8_OPERATOR + [
-    make_scenario("fp8", "L8", "q300s1k_8q1s500", suffix=["p16", "stride0"], dtype="e4m3", descale="stride0",
-                  unsupported_reason=UNSUPPORTED_FP8),
-    make_scenario("fp8", "OSSt8", "8q1s500", suffix=["p16", "hnd", "random"], dtype="e4m3", descale="random",
-                  hnd=True, unsupported_reason=UNSUPPORTED_FP8),
+CASES = [
+    make_scenario("mla", "MLAd16", "8q1s700", suffix=["p64", "sc50"], page_size=64, q_v=True, softcap=50.0,
+                  unsupported_reason=UNSUPPORTED_MLA_DECODE),
+    make_scenario("mla", "MLAd16", "8q1s700", suffix=["p64", "sinks"], page_size=64, q_v=True, sinks=True,
+                  unsupported_reason=UNSUPPORTED_MLA_DECODE),
 ]
 
 

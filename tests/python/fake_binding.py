@@ -11,7 +11,7 @@ import math
 import torch
 
 BUGS = ("top_left_causal", "nan_leak", "ignore_sink", "lse_plus_inf", "new_out", "window_off_by_one",
-        "skip_last_page", "no_append", "fp8_runs")
+        "skip_last_page", "no_append", "fp8_no_descale")
 
 
 class FakeBinding:
@@ -26,8 +26,6 @@ class FakeBinding:
                    cp_tot_seqused_k, max_seqlen_q, max_seqlen_k, fixed_seqlen_q, softmax_scale, causal, left, right,
                    softcap, num_splits, return_lse, dropout_p, has_alibi, return_attn_probs, cp_world_size, cp_rank):
         self.calls += 1
-        if q.dtype not in (torch.bfloat16, torch.float16) and self.bug != "fp8_runs":
-            raise NotImplementedError(f"q: dtype {q.dtype} not supported yet")
         if q_v is not None:
             raise NotImplementedError("q_v (MLA decode) not supported yet")
         if cp_world_size > 1:
@@ -47,13 +45,30 @@ class FakeBinding:
         for b in range(batch):
             qa, qb = cu_q[b], cu_q[b + 1]
             kv = self._keys(b, k, v, cu_seqlens_k, seqused_k, block_table, leftpad_k, cache_batch_idx)
-            o, l_ = self._attend(q[qa:qb], kv, scale, causal, left, right, softcap, s_aux)
+            qb_, kv = self._dequantize(b, q[qa:qb], kv, q_descale, k_descale, v_descale)
+            o, l_ = self._attend(qb_, kv, scale, causal, left, right, softcap, s_aux)
             res[qa:qb] = o.to(out_dtype)
             lse[:, qa:qb] = l_.float()
         if out is not None and self.bug != "new_out":
             out.copy_(res)
             res = out
         return res, lse
+
+    def _dequantize(self, b, q, kv, q_descale, k_descale, v_descale):
+        """e4m3 operands times their (B, Hkv) descales, in float64; a 16-bit operand's descale is ignored."""
+        keys, vals, n = kv
+        if self.bug == "fp8_no_descale":
+            return q, kv
+        fp8 = getattr(torch, "float8_e4m3fn", None)
+        hkv = keys.shape[1]
+        if q.dtype == fp8 and q_descale is not None:
+            q = q.double() * q_descale[b].double().repeat_interleave(q.shape[1] // hkv)[None, :, None]
+        if keys.dtype == fp8:
+            if k_descale is not None:
+                keys = keys.double() * k_descale[b].double()[None, :, None]
+            if v_descale is not None:
+                vals = vals.double() * v_descale[b].double()[None, :, None]
+        return q, (keys, vals, n)
 
     def _keys(self, b, k, v, cu_seqlens_k, seqused_k, block_table, leftpad_k, cache_batch_idx):
         """(keys, values, how many of them are the sequence's): more only with the planted nan_leak bug."""

@@ -51,7 +51,8 @@ SCENARIOS = [
     g.make_scenario("lse", H, "q5s40_q3s33_q1s50", suffix=["casc"], page_size=8, entry="cascade",
                     cascade_prefix=16),
     g.make_scenario("kvcache", H, "3q2s20", suffix=["kv"], entry="kvcache", kv_layout="batched", append_new=True),
-    g.make_scenario("fp8", H, "q5s20", suffix=["f"], dtype="e4m3", unsupported_reason=g.UNSUPPORTED_FP8),
+    g.make_scenario("mla", g.custom_heads(4, 1, 16, 32), "q5s20", suffix=["f"], q_v=True, page_size=4,
+                    unsupported_reason=g.UNSUPPORTED_MLA_DECODE),
 ]
 
 
@@ -61,7 +62,7 @@ def test_runner_records(fake):
     for r in recs[:3]:
         assert r["correct"] and r["us"] > 0 and r["timed_output_matches_checked"], r
         assert r["roofline_frac"] is not None and r["speedup"] is None and r["baselines"] == {}
-    assert recs[3]["error"].startswith("unsupported: fp8") and recs[3]["unsupported"]
+    assert recs[3]["error"].startswith("unsupported: MLA decode") and recs[3]["unsupported"]
     doc = results_document({"roofline": ceil}, recs, summarize(recs))
     assert doc["summary"]["correct"] == 3 and doc["summary"]["unsupported"] == 1
 

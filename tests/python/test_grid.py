@@ -53,13 +53,16 @@ def test_names_unique_and_stable():
 
 def test_unsupported_cases_are_recorded_not_dropped():
     perf = g.performance_grid()
-    assert all(s.unsupported_reason == g.UNSUPPORTED_FP8 for s in perf if s.family == "fp8")
+    fp8 = [s for s in perf if s.family == "fp8"]
+    assert len(fp8) == 14 and all(s.unsupported_reason is None and s.is_fp8 and s.has_fp8 for s in fp8)
     mla = [s for s in perf if s.family == "mla"]
     assert all(s.unsupported_reason is None for s in mla)  # MLA prefill, decode (q_v) and context parallel run
     assert sum(1 for s in mla if s.q_v) == 11
     assert sum(1 for s in mla if s.cp_world_size > 1) == 3
     ops = g.operator_grid()
-    assert sum(1 for s in ops if s.unsupported_reason == g.UNSUPPORTED_FP8) == 8
+    ops_fp8 = [s for s in ops if s.dtype == "e4m3"]
+    assert len(ops_fp8) == 8 and all(s.unsupported_reason is None and s.descale == "ones" for s in ops_fp8)
+    assert not any(s.unsupported_reason == g.UNSUPPORTED_FP8 for s in perf + ops)
 
 
 @pytest.mark.parametrize("notation,expected", [

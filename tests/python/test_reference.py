@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: reference tests need it")
 
-from flashseek.testing.reference import (apply_rotary, attention_ref, merge_ref, naive_same_dtype,  # noqa: E402
+from flashseek.testing.reference import (apply_rotary, attention_ref, merge_ref, naive_fp8, naive_same_dtype,  # noqa: E402
                                          visible)
 
 
@@ -153,6 +153,19 @@ def test_naive_is_close_but_not_exact(dtype):
     naive = naive_same_dtype(q, k, v, scale=0.125, causal=True)
     err = (naive.float() - ref).abs().max().item()
     assert naive.dtype == dtype and 0 < err < 2e-2
+
+
+@pytest.mark.skipif(getattr(torch, "float8_e4m3fn", None) is None, reason="this torch has no float8_e4m3fn")
+def test_naive_fp8_rounds_p_to_e4m3():
+    """FA3's fp8 naive: P rounded to e4m3 makes it much coarser than the bf16 naive, yet close to the reference."""
+    q, k, v = (_rand(40, 4, 64, seed=s).to(torch.float8_e4m3fn).float() for s in (22, 23, 24))
+    k, v = k[:, :2], v[:, :2]
+    ref, _ = attention_ref(q, k, v, scale=0.125, causal=True)
+    naive8 = naive_fp8(q, k, v, scale=0.125, causal=True)
+    naive16 = naive_same_dtype(q.bfloat16(), k.bfloat16(), v.bfloat16(), scale=0.125, causal=True)
+    err8 = (naive8.float() - ref).abs().max().item()
+    err16 = (naive16.float() - ref).abs().max().item()
+    assert naive8.dtype == torch.bfloat16 and err16 < err8 < 0.15
 
 
 @pytest.mark.parametrize("interleaved", [True, False])

@@ -53,6 +53,11 @@ GOOD = [
     _sc("kvcache", "3q1s20", "paged-append-neox", entry="kvcache", page_size=4, append_new=True, rotary="neox",
         rotary_dim=16, causal=False),
     _sc("kvcache", "3q1s20", "leftpad-noappend", entry="kvcache", kv_layout="batched", leftpad=True),
+    _sc("fp8", "q20s50_3q1s33", "fp8-random", page_size=8, dtype="e4m3", descale="random", return_lse=True),
+    _sc("fp8", "q20s50_3q1s33", "fp8-stride0-hnd", page_size=8, dtype="e4m3", descale="stride0", hnd=True,
+        softcap=5.0),
+    _sc("fp8", "q20s50_3q1s33", "bf16-q-fp8-cache", page_size=8, kv_dtype="e4m3", descale="random",
+        return_lse=True),
 ]
 
 
@@ -88,6 +93,7 @@ BUGGY = [
     ("window_off_by_one", _sc("sliding-window", "q20s50_3q1s33", "x", page_size=8, window=(6, 0))),
     ("skip_last_page", _sc("decode-paged", "5q1s37", "x", page_size=8)),
     ("no_append", _sc("kvcache", "3q2s20", "x", entry="kvcache", kv_layout="batched", append_new=True)),
+    ("fp8_no_descale", _sc("fp8", "q20s50_3q1s33", "x", page_size=8, dtype="e4m3", descale="random")),
 ]
 
 
@@ -108,7 +114,7 @@ def test_unsupported_is_an_error_not_a_pass(binding):
 
 
 def test_unsupported_that_runs_is_checked(binding):
-    binding("fp8_runs")
+    binding()
     if getattr(torch, "float8_e4m3fn", None) is None:
         pytest.skip("this torch has no float8_e4m3fn")
     s = _sc("fp8", "q5s20_q3s9", "fp8", dtype="e4m3", descale="random", page_size=4,

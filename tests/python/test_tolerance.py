@@ -105,6 +105,36 @@ def test_fp8_uses_vllm_rule_only():
 
 
 @needs_torch
+def test_fp8_rule_is_4x_max_and_3x_mean_of_the_naive():
+    ref, _ = _case()
+    g = torch.Generator().manual_seed(5)
+    noise = torch.randn(ref.shape, generator=g)
+    naive = (ref + 0.01 * noise).to(torch.bfloat16)
+    naive_err = tol.max_abs(naive, ref)
+    good = (ref + 0.02 * noise).to(torch.bfloat16)  # ~2x the naive error everywhere
+    res = tol.check_output(good, ref, naive, dtype_name="e4m3", softcap=0.0)
+    assert res.correct, res.summary()
+    assert res.err_bound == pytest.approx(4 * naive_err + tol.rounding_atol(ref, torch.bfloat16))
+    spike = good.clone()
+    spike[0, 0, 0] += 5 * naive_err  # one element past 4x: the max rule fails, the mean rule does not
+    res = tol.check_output(spike, ref, naive, dtype_name="e4m3", softcap=0.0)
+    assert not res.correct and "FA3 fp8 rule" in res.reason and "mean" not in res.reason
+    broad = (ref + 0.035 * noise).to(torch.bfloat16)  # 3.5x the naive error everywhere: the mean rule fails
+    res = tol.check_output(broad, ref, naive, dtype_name="e4m3", softcap=0.0)
+    assert not res.correct and "FA3 fp8 mean rule" in res.reason
+
+
+@needs_torch
+def test_fp8_vllm_rule_judges_against_the_unquantized_reference():
+    ref, naive = _case()
+    unquantized = ref + 0.5  # far from what the kernel computed: vLLM's 0.15/0.15 must see it
+    res = tol.check_output(naive.clone(), ref, naive, dtype_name="e4m3", softcap=0.0, ref_unquantized=unquantized)
+    assert not res.correct and "against the unquantized inputs" in res.reason
+    res = tol.check_output(naive.clone(), ref, naive, dtype_name="e4m3", softcap=0.0, ref_unquantized=ref + 0.01)
+    assert res.correct, res.summary()
+
+
+@needs_torch
 def test_lse_rule():
     ref = torch.tensor([[1.0, float("-inf"), 3.0]])
     assert tol.lse_rule(ref.clone(), ref, 0.0)[0]

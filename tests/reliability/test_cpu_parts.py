@@ -248,6 +248,13 @@ def test_workload_plan_covers_every_variant_and_family():
         if it.family == "variant":
             rows = max(it.scenario.q_lens) * it.scenario.num_heads_q // it.scenario.num_heads_kv
             assert (rows <= 64) == it.label.endswith(("m64/split", "m64/nosplit")), it.label
+    fp8 = {(it.scenario.dtype, it.label.split("/")[2], it.label.split("/")[4]) for it in items
+           if it.family == "variant-fp8"}  # every fp8-cache kernel: compute fp16 (e4m3 q) and bf16, m64 and m128
+    assert fp8 == {(dt, f"tile{t}", m) for dt in ("e4m3", "bf16") for t in sw.TILES for m in ("m64", "m128")}
+    for it in items:
+        if it.family == "variant-fp8":
+            rows = max(it.scenario.q_lens) * it.scenario.num_heads_q // it.scenario.num_heads_kv
+            assert (rows <= 64) == ("/m64/" in it.label) and it.scenario.has_fp8, it.label
     dims = {it.scenario.head_dim for it in items if it.family == "variant"}
     assert {40, 64, 72, 80, 96, 128, 160, 192, 256} <= dims
     families = {it.family for it in items}

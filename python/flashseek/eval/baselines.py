@@ -106,7 +106,7 @@ def _cumsum(xs: List[int]) -> List[int]:
 
 
 def _common_checks(s: Scenario, inputs: Inputs) -> None:
-    if s.is_fp8:
+    if s.has_fp8:
         raise NotComparable("fp8 scenario: baselines here take bf16/fp16")
     if s.q_v or s.cp_world_size > 1:
         raise NotComparable("MLA decode / context parallel: no baseline does this call")
@@ -417,7 +417,7 @@ def prepare(name: str, s: Scenario, inputs: Inputs, dense: Dense, ref_out: torch
     out = prep.to_varlen(first)
     if out.is_cuda:
         torch.cuda.synchronize()
-    ok, why = vllm_rule(out, ref_out, s.dtype) if out.shape == ref_out.shape else (False, f"shape {tuple(out.shape)}")
+    ok, why = vllm_rule(out, ref_out, s.rule_dtype) if out.shape == ref_out.shape else (False, f"shape {tuple(out.shape)}")
     if not ok:
         raise NotComparable(f"output differs from the reference ({why[:160]})")
     return prep

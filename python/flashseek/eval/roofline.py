@@ -47,7 +47,8 @@ class Work:
 
 
 def scenario_work(s: Scenario) -> Work:
-    elem = DTYPE_BYTES[s.dtype]
+    elem = DTYPE_BYTES[s.cache_dtype]  # K/V (an e4m3 cache against a 16-bit q: one byte)
+    q_elem = DTYPE_BYTES[s.dtype]
     out_elem = 2
     hq, hkv, d, dv = s.num_heads_q, s.num_heads_kv, s.head_dim, s.head_dim_v
     vis_sum, kv_keys = 0, 0
@@ -60,7 +61,7 @@ def scenario_work(s: Scenario) -> Work:
         kv_keys -= s.cascade_prefix * (s.batch_size - 1)
     # (MLA decode: K and V are slices of one row of d + dv elements, so the same count holds)
     kv_bytes = kv_keys * hkv * (d + dv) * elem
-    q_bytes = s.total_q * hq * (d + (dv if s.q_v else 0)) * elem
+    q_bytes = s.total_q * hq * (d + (dv if s.q_v else 0)) * q_elem
     o_bytes = s.total_q * hq * dv * out_elem + (s.total_q * hq * 4 if s.return_lse else 0)
     new_kv = 0
     if s.entry == "kvcache" and s.append_new:  # new K/V read and written into the cache

@@ -80,7 +80,7 @@ ENTRIES = ("varlen", "kvcache", "cascade")
 KV_LAYOUTS = ("paged", "varlen", "batched")
 DTYPES = ("bf16", "fp16", "e4m3")
 
-UNSUPPORTED_FP8 = "fp8 not supported yet"
+UNSUPPORTED_FP8 = "fp8 not supported yet"  # no longer used by the grids; kept for tools
 # MLA decode and context parallel are supported; the markers stay for tests that plant them.
 UNSUPPORTED_MLA_DECODE = "MLA decode (d 64/512 with q_v) not supported yet"
 UNSUPPORTED_CP = "context parallel (cp_world_size > 1) not supported yet"
@@ -100,7 +100,8 @@ class Scenario:
     head_dim_v: int
     seqs: SeqLens
     batch: str = ""  # the batch notation the seqs came from (for people; seqs is the truth)
-    dtype: str = "bf16"
+    dtype: str = "bf16"  # q's dtype (and k's, v's unless kv_dtype says otherwise)
+    kv_dtype: Optional[str] = None  # "e4m3": an fp8 KV cache against a 16-bit q (dequantized in the kernel)
     kv_layout: str = "paged"  # paged: (num_blocks, page, Hkv, d) + block_table + seqused_k
     #                          varlen: (total_k, Hkv, d) + cu_seqlens_k
     #                          batched: (B, S_max, Hkv, d) + seqused_k, rows longer than used (gaps, NaN)
@@ -181,7 +182,22 @@ class Scenario:
 
     @property
     def is_fp8(self) -> bool:
+        """q (and with it k and v) is e4m3."""
         return self.dtype == "e4m3"
+
+    @property
+    def cache_dtype(self) -> str:
+        return self.kv_dtype or self.dtype
+
+    @property
+    def has_fp8(self) -> bool:
+        """Some operand is e4m3 (all three, or the KV cache): the fp8 accuracy rules apply."""
+        return self.is_fp8 or self.cache_dtype == "e4m3"
+
+    @property
+    def rule_dtype(self) -> str:
+        """The dtype name whose tolerances judge the output (tolerance.py)."""
+        return "e4m3" if self.has_fp8 else self.dtype
 
     def with_(self, **changes) -> "Scenario":
         """A copy with fields changed (the name is not recomputed: pass one when identity changes)."""
@@ -391,7 +407,7 @@ def _kvcache() -> List[Scenario]:
 
 def _fp8() -> List[Scenario]:
     f = "fp8"
-    kw = dict(dtype="e4m3", unsupported_reason=UNSUPPORTED_FP8)
+    kw = dict(dtype="e4m3")
     return [
         make_scenario(f, "L8", "q8k", suffix=["p16", "descale-random"], descale="random", **kw),
         make_scenario(f, "L8", "128q1s1k", suffix=["p16", "descale-stride0"], descale="stride0", **kw),
@@ -526,7 +542,7 @@ def operator_grid() -> List[Scenario]:
             if d == 128:  # "two also with window 256"
                 kw["window"] = _win(256)
             add("softcap50", skey, custom_heads(4, 4, d), **kw)
-    fp8 = dict(dtype="e4m3", descale="ones", unsupported_reason=UNSUPPORTED_FP8)
+    fp8 = dict(dtype="e4m3", descale="ones")
     for skey in ("S1", "S2"):
         for d in (80, 128, 256):
             add("fp8", skey, custom_heads(8, 2, d), **fp8)

@@ -32,14 +32,15 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 def out_dtype(s: Scenario) -> torch.dtype:
-    """out has the dtype of q, bf16 when q is fp8 (semantics.md)."""
+    """out has the dtype of q, bf16 when q is fp8 (semantics.md); an fp8 cache does not change it."""
     return torch.bfloat16 if s.is_fp8 else torch_dtype(s.dtype)
 
 
 @dataclass
 class SeqRef:
     """What the reference needs for one sequence: q (Sq, Hq, d), k (Sk, Hkv, d), v (Sk, Hkv, dv) in the input
-    dtype (fp32 and already multiplied by the descales for fp8); key positions when they are not 0..Sk-1."""
+    dtype (fp32 and already multiplied by the descales for e4m3 operands); key positions when they are not
+    0..Sk-1."""
     q: torch.Tensor
     k: torch.Tensor
     v: torch.Tensor
@@ -68,22 +69,32 @@ class Inputs:
     _seq_k: List[torch.Tensor] = field(default_factory=list)  # per-sequence gathered keys (views or copies)
     _seq_v: List[torch.Tensor] = field(default_factory=list)
     _key_pos: Optional[List[torch.Tensor]] = None
+    # fp8: the values before the cast to e4m3 (what vLLM's fp8 test compares against, times the descales)
+    ref_q_hi: Optional[torch.Tensor] = None
+    _seq_k_hi: Optional[List[torch.Tensor]] = None
+    _seq_v_hi: Optional[List[torch.Tensor]] = None
 
     @property
     def cu_seqlens_q(self) -> List[int]:
         return [0] + list(np.cumsum(self.q_lens).tolist())
 
-    def ref_seq(self, i: int) -> SeqRef:
+    def ref_seq(self, i: int, unquantized: bool = False) -> SeqRef:
+        """Sequence i as the reference sees it. fp8: the e4m3 operands dequantized (times their descales), or with
+        `unquantized` the values they were cast from, times the same descales (vLLM's fp8 comparison)."""
         s = self.scenario
         a, b = self.cu_seqlens_q[i], self.cu_seqlens_q[i + 1]
         q, k, v = self.ref_q[a:b], self._seq_k[i], self._seq_v[i]
+        if unquantized and s.has_fp8:
+            q, k, v = self.ref_q_hi[a:b], self._seq_k_hi[i], self._seq_v_hi[i]
         q_v = None if self.ref_q_v is None else self.ref_q_v[a:b]
-        if s.is_fp8:
+        if s.has_fp8:
             qd, kd, vd = (d[i].float() for d in self.descales)  # (Hkv,)
             group = s.num_heads_q // s.num_heads_kv
-            q = q.float() * qd.repeat_interleave(group)[None, :, None]
-            k = k.float() * kd[None, :, None]
-            v = v.float() * vd[None, :, None]
+            if s.is_fp8:  # a 16-bit q's descale is ignored (as FA3 does)
+                q = q.float() * qd.repeat_interleave(group)[None, :, None]
+            if s.cache_dtype == "e4m3":
+                k = k.float() * kd[None, :, None]
+                v = v.float() * vd[None, :, None]
         key_pos = None if self._key_pos is None else self._key_pos[i]
         return SeqRef(q, k, v, q_v, key_pos, self.k_lens[i] if key_pos is not None else None)
 
@@ -133,6 +144,13 @@ def _descales(s: Scenario, rng: _Rng, batch: int) -> tuple:
         else:
             out.append(torch.ones(shape, dtype=torch.float32, device=rng.device))
     return tuple(out)
+
+
+def _divide_by_descales(seqs: List[torch.Tensor], descale: torch.Tensor, dtype) -> None:
+    """seqs[i] (Sk, Hkv, dim), views into a cache, divided in place by descale[i] (Hkv,)."""
+    for i, t in enumerate(seqs):
+        if t.numel():
+            t /= descale[i][None, :, None].to(dtype)
 
 
 def _stored_lens(s: Scenario) -> tuple:
@@ -198,9 +216,10 @@ def _gather_pages(cache: torch.Tensor, ids, k: int) -> torch.Tensor:
     return cache[idx].reshape(-1, cache.shape[2], cache.shape[3])[:k]
 
 
-def _to_fp8_if(s: Scenario, t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
-    """fp8 scenarios build values in bf16 (NaN included) and cast at the end; a strided view keeps its strides."""
-    if t is None or not s.is_fp8:
+def _to_fp8_if(s: Scenario, t: Optional[torch.Tensor], cond: Optional[bool] = None) -> Optional[torch.Tensor]:
+    """fp8 scenarios build values in bf16 (NaN included) and cast at the end; a strided view keeps its strides.
+    Casts when `cond` (default: q is e4m3)."""
+    if t is None or not (s.is_fp8 if cond is None else cond):
         return t
     base = t
     if s.hnd and t.dim() == 4 and not t.is_contiguous():
@@ -234,7 +253,19 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
         s_aux = (torch.full((hq,), float(s.sink_value), device=device) if s.sink_value is not None
                  else rng.randn(hq)).float()
 
-    kw: Dict[str, Any] = dict(max_seqlen_q=max(q_lens, default=0), cu_seqlens_q=_i32(np.cumsum([0] + q_lens), device))
+    # fp8: the values drawn are the unquantized ones (N(0,1)); each e4m3 operand stores them divided by its
+    # (sequence, KV head) descale, as a quantizer with that scale does, so dequantized values stay N(0,1)-sized
+    # whatever the descales (logits keep their scale, and vLLM's comparison with the unquantized inputs stays
+    # meaningful). A 16-bit q is left alone (its descale is ignored).
+    descales = _descales(s, rng, batch) if s.has_fp8 else None
+    fp8_kv = s.has_fp8 and s.cache_dtype == "e4m3"
+    group = hq // hkv
+    cu_q = np.cumsum([0] + q_lens)
+    if s.is_fp8:
+        for i in range(batch):
+            q[cu_q[i]:cu_q[i + 1]] /= descales[0][i].repeat_interleave(group)[None, :, None].to(dt)
+
+    kw: Dict[str, Any] = dict(max_seqlen_q=max(q_lens, default=0), cu_seqlens_q=_i32(cu_q, device))
     seq_k: List[torch.Tensor] = []
     seq_v: List[torch.Tensor] = []
     cascade_pages = s.cascade_prefix // s.page_size if s.entry == "cascade" else 0
@@ -249,6 +280,9 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
         cu_k = np.cumsum([0] + stored)
         seq_k = [k[cu_k[i]:cu_k[i + 1]] for i in range(batch)]
         seq_v = [v[cu_k[i]:cu_k[i + 1]] for i in range(batch)]
+        if fp8_kv:  # views: divides k, v in place
+            _divide_by_descales(seq_k, descales[1], dt)
+            _divide_by_descales(seq_v, descales[2], dt)
         kw.update(cu_seqlens_k=_i32(cu_k, device), max_seqlen_k=max(stored, default=0))
         block_table = None
     elif s.kv_layout == "batched":
@@ -260,6 +294,9 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
             v[i, n:] = fill_unused
         seq_k = [k[i, :n] for i, n in enumerate(stored)]
         seq_v = [v[i, :n] for i, n in enumerate(stored)]
+        if fp8_kv:
+            _divide_by_descales(seq_k, descales[1], dt)
+            _divide_by_descales(seq_v, descales[2], dt)
         kw.update(seqused_k=_i32(stored, device), max_seqlen_k=max(stored, default=0))
         block_table = None
     elif s.kv_layout == "paged":
@@ -272,6 +309,13 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
         else:
             k, v = paged["caches"]
         ids = [paged["table"][i, :paged["pages"][i]] for i in range(batch)]
+        if fp8_kv and not s.q_v:  # every page of sequence i by its descales (a page repeated: its last owner's)
+            for cache, dsc in ((k, descales[1]), (v, descales[2])):
+                scale = torch.ones(cache.shape[0], cache.shape[2], dtype=torch.float32, device=device)
+                for i in range(batch):
+                    if len(ids[i]):
+                        scale[torch.as_tensor(np.asarray(ids[i]), dtype=torch.long, device=device)] = dsc[i]
+                cache /= scale[:, None, :, None].to(dt)
         seq_k = [_gather_pages(k, ids[i], n) for i, n in enumerate(stored)]
         seq_v = [_gather_pages(v, ids[i], n) for i, n in enumerate(stored)]
         block_table = paged["block_table"]
@@ -279,7 +323,6 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
     else:
         raise ValueError(f"{s.name}: unknown kv_layout {s.kv_layout!r}")
 
-    descales = _descales(s, rng, batch) if s.is_fp8 else None
     out = out_buf = pad_snap = None
     if s.out_given:
         out_buf, out2 = _padded_rows(total_q, hq * dv, s.q_row_pad, out_dtype(s), device, float("nan"))
@@ -289,17 +332,21 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
         out = out2.view(total_q, hq, dv)
 
     q_call, k_call, v_call = q, k, v
-    if s.is_fp8:
+    q_hi = seq_k_hi = seq_v_hi = None
+    if s.has_fp8:
+        q_hi, seq_k_hi, seq_v_hi = q, seq_k, seq_v
+        fp8_kv = s.cache_dtype == "e4m3"
         q_call = _to_fp8_if(s, q)
         if s.q_v:
-            row8 = _to_fp8_if(s, paged["caches"][0])
+            row8 = _to_fp8_if(s, paged["caches"][0], fp8_kv)
             k_call, v_call = row8[..., dv:], row8[..., :dv]
         else:
-            k_call, v_call = _to_fp8_if(s, k), _to_fp8_if(s, v)
+            k_call, v_call = _to_fp8_if(s, k, fp8_kv), _to_fp8_if(s, v, fp8_kv)
         # the reference reads the fp8 values (what the kernel reads), dequantized by ref_seq
         q = q_call
-        seq_k = [t.to(torch_dtype("e4m3")) for t in seq_k]
-        seq_v = [t.to(torch_dtype("e4m3")) for t in seq_v]
+        if fp8_kv:
+            seq_k = [t.to(torch_dtype("e4m3")) for t in seq_k]
+            seq_v = [t.to(torch_dtype("e4m3")) for t in seq_v]
 
     kw.update(q=q_call, k=k_call, v=v_call, softmax_scale=s.scale, causal=s.causal, window_size=s.window,
               softcap=s.softcap, out=out, num_splits=s.num_splits, return_softmax_lse=s.return_lse)
@@ -315,7 +362,7 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
     if s.use_scheduler_metadata:
         metadata = dict(batch_size=batch, max_seqlen_q=kw["max_seqlen_q"], max_seqlen_k=kw["max_seqlen_k"],
                         num_heads_q=hq, num_heads_kv=hkv, headdim=d, headdim_v=dv,
-                        cache_seqlens=kw.get("seqused_k", _i32(stored, device)), qkv_dtype=torch_dtype(s.dtype),
+                        cache_seqlens=kw.get("seqused_k", _i32(stored, device)), qkv_dtype=torch_dtype(s.cache_dtype),
                         cu_seqlens_q=kw["cu_seqlens_q"], page_size=s.page_size if block_table is not None else None,
                         causal=s.causal, window_size=s.window, has_softcap=s.softcap > 0, num_splits=s.num_splits)
     cascade = _cascade_kwargs(s, kw, stored, cascade_pages) if s.entry == "cascade" else None
@@ -323,7 +370,8 @@ def make_inputs(s: Scenario, device="cuda", generator: Optional[torch.Generator]
                   ref_q_v=q_v, out=out, out_buffer=out_buf, out_pad_snapshot=pad_snap, s_aux=s_aux,
                   metadata_kwargs=metadata, cascade=cascade, descales=descales, _seq_k=seq_k, _seq_v=seq_v,
                   _key_pos=None if positions is None else
-                  [torch.tensor(p, dtype=torch.long, device=device) for p in positions])
+                  [torch.tensor(p, dtype=torch.long, device=device) for p in positions],
+                  ref_q_hi=q_hi, _seq_k_hi=seq_k_hi, _seq_v_hi=seq_v_hi)
 
 
 def _cascade_kwargs(s: Scenario, kw: Dict[str, Any], stored: List[int], prefix_pages: int) -> Dict[str, Dict]:

@@ -6,6 +6,8 @@ tricks beyond chunking query rows to bound memory (and skipping keys the mask re
   attention_ref     fp32 out (Sq, Hq, dv) and natural-log LSE (Hq, Sq)
   naive_same_dtype  FA3's tests' `reorder_ops` naive: k pre-scaled and rounded, logits and P rounded to the
                     input dtype, fp32 accumulation; its error against attention_ref sets FA3's tolerance
+  naive_fp8         the same for e4m3 inputs, as FA3's fp8 tests do: dequantized inputs in bf16, logits rounded
+                    to bf16, P rounded to e4m3 before P*V (what a plain e4m3-input kernel computes)
   reference_outputs both, over every sequence of an Inputs
   apply_rotary      rotary embedding (interleaved GPT-J pairs or GPT-NeoX halves), as flash_attn_with_kvcache does
   merge_ref         vLLM's merge_attn_states
@@ -69,7 +71,8 @@ def _key_range(r0: int, r1: int, sq: int, sk: int, k_total: int, causal: bool, w
     return lo, max(lo, hi)
 
 
-def _attend(q, k, v, *, scale, causal, window, softcap, sink, q_v, key_pos, k_total, round_to, chunk_elems):
+def _attend(q, k, v, *, scale, causal, window, softcap, sink, q_v, key_pos, k_total, round_to, chunk_elems,
+            p_round_to=None):
     sq, hq, d = q.shape
     sk, hkv, dv = k.shape[0], k.shape[1], v.shape[2]
     group = hq // hkv
@@ -82,6 +85,7 @@ def _attend(q, k, v, *, scale, causal, window, softcap, sink, q_v, key_pos, k_to
     if sq == 0:
         return out, lse
     rnd = (lambda t: t.to(round_to).float()) if round_to is not None else (lambda t: t)
+    rnd_p = (lambda t: t.to(p_round_to).float()) if p_round_to is not None else (lambda t: t)
     sink_h = None if sink is None else sink.float().view(hkv, group, 1, 1)
     rows_per_chunk = max(1, chunk_elems // max(1, hq * max(sk, 1)))
     for r0 in range(0, sq, rows_per_chunk):
@@ -126,7 +130,7 @@ def _attend(q, k, v, *, scale, causal, window, softcap, sink, q_v, key_pos, k_to
         if round_to is None:
             o = torch.matmul(p, vh[:, None]) / safe
         else:
-            o = rnd(torch.matmul(rnd(p / safe), vh[:, None]))
+            o = rnd(torch.matmul(rnd_p(rnd(p / safe)), vh[:, None]))
         o = torch.where(denom > 0, o, torch.zeros_like(o))
         l_ = torch.where(denom > 0, torch.log(safe) + mx, torch.full_like(mx, NEG_INF))
         out[r0:r1] = o.permute(2, 0, 1, 3).reshape(r1 - r0, hq, dv)
@@ -158,11 +162,28 @@ def naive_same_dtype(q, k, v, *, scale: float, causal: bool = False, window=(-1,
     return out.to(q.dtype)
 
 
+def naive_fp8(q, k, v, *, scale: float, causal: bool = False, window=(-1, -1), softcap: float = 0.0,
+              sink: Optional[torch.Tensor] = None, q_v: Optional[torch.Tensor] = None,
+              key_pos: Optional[torch.Tensor] = None, k_total: Optional[int] = None, chunk_elems: int = 1 << 25):
+    """FA3's naive for e4m3 inputs (its fp8 tests: `attention_ref(q_ref, k_ref, v_ref, upcast=False,
+    reorder_ops=True, intermediate_dtype=float8_e4m3fn)` with the dequantized inputs in bf16): q, k, v (already
+    dequantized, any float dtype) rounded to bf16, logits and stored intermediates rounded to bf16, P rounded to
+    e4m3 before P*V, fp32 accumulation. Returns out in bf16."""
+    bf16, e4m3 = torch.bfloat16, torch.float8_e4m3fn
+    q, k, v = q.to(bf16), k.to(bf16), v.to(bf16)
+    with exact_fp32_matmul():
+        out, _ = _attend(q, k, v, scale=scale, causal=causal, window=tuple(window), softcap=softcap, sink=sink,
+                         q_v=q_v, key_pos=key_pos, k_total=k_total, round_to=bf16, chunk_elems=chunk_elems,
+                         p_round_to=e4m3)
+    return out.to(bf16)
+
+
 @dataclass
 class RefOutputs:
     out: torch.Tensor  # (total_q, Hq, dv) fp32
     lse: torch.Tensor  # (Hq, total_q) fp32
-    naive: Optional[torch.Tensor]  # (total_q, Hq, dv) in the input dtype; None for fp8
+    naive: Optional[torch.Tensor]  # (total_q, Hq, dv) in the input dtype (bf16 from naive_fp8 for fp8)
+    unquantized: Optional[torch.Tensor] = None  # fp8: fp32 out from the values before the e4m3 cast
 
 
 def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
@@ -172,9 +193,13 @@ def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
     dev = inputs.ref_q.device
     out = torch.zeros(total_q, s.num_heads_q, s.head_dim_v, dtype=torch.float32, device=dev)
     lse = torch.full((s.num_heads_q, total_q), NEG_INF, dtype=torch.float32, device=dev)
-    with_naive = with_naive and not s.is_fp8
-    naive = (torch.zeros(total_q, s.num_heads_q, s.head_dim_v, dtype=inputs.ref_q.dtype, device=dev)
+    fp8 = s.has_fp8
+    # e4m3 q/k/v: FA3's fp8 naive (P in e4m3, bf16 out); a 16-bit q against an e4m3 cache: the plain 16-bit naive
+    # on the cache dequantized into q's dtype (what an implementation without fp8 tensor-core inputs computes).
+    naive_dtype = torch.bfloat16 if s.is_fp8 else inputs.ref_q.dtype
+    naive = (torch.zeros(total_q, s.num_heads_q, s.head_dim_v, dtype=naive_dtype, device=dev)
              if with_naive else None)
+    unquantized = torch.zeros_like(out) if fp8 and inputs.ref_q_hi is not None else None
     cu = inputs.cu_seqlens_q
     kw = dict(scale=s.scale, causal=s.causal, window=s.window, softcap=s.softcap, sink=inputs.s_aux)
     for i in range(s.batch_size):
@@ -185,9 +210,14 @@ def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
         extra = dict(q_v=r.q_v, key_pos=r.key_pos, k_total=r.k_total)
         o, l_ = attention_ref(r.q, r.k, r.v, **kw, **extra)
         out[a:b], lse[:, a:b] = o, l_
-        if with_naive:
-            naive[a:b] = naive_same_dtype(r.q, r.k, r.v, **kw, **extra)
-    return RefOutputs(out=out, lse=lse, naive=naive)
+        if with_naive and s.is_fp8:
+            naive[a:b] = naive_fp8(r.q, r.k, r.v, **kw, **extra)
+        elif with_naive:
+            naive[a:b] = naive_same_dtype(r.q, r.k.to(r.q.dtype), r.v.to(r.q.dtype), **kw, **extra)
+        if unquantized is not None:
+            u = inputs.ref_seq(i, unquantized=True)
+            unquantized[a:b] = attention_ref(u.q, u.k, u.v, **kw, **extra)[0]
+    return RefOutputs(out=out, lse=lse, naive=naive, unquantized=unquantized)
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pos: torch.Tensor,

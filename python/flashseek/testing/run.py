@@ -119,9 +119,10 @@ def check_call(s: Scenario, inputs: Inputs, out: torch.Tensor, lse: Optional[tor
     if ref is None:
         ref = reference_outputs(inputs)
     # the merged cascade carries the partials' roundings, which FA3's bound does not cover: vLLM's rules judge it
-    res = check_output(out, ref.out, ref.naive, dtype_name=s.dtype, softcap=s.softcap,
+    res = check_output(out, ref.out, ref.naive, dtype_name=s.rule_dtype, softcap=s.softcap,
                        kvcache=s.entry == "kvcache", lse=lse if s.return_lse else None,
-                       ref_lse=ref.lse if s.return_lse else None, fa3=s.entry != "cascade")
+                       ref_lse=ref.lse if s.return_lse else None, fa3=s.entry != "cascade",
+                       ref_unquantized=ref.unquantized)
     _check_side_conditions(s, inputs, out, res)
     if s.entry == "cascade":
         _check_cascade(s, inputs, out, ref, res)
@@ -133,7 +134,8 @@ def _check_cascade(s: Scenario, inputs: Inputs, merged: torch.Tensor, ref: RefOu
     so it is held to vLLM's rules: 1e-2 against one plain call, 1.5e-2 + 1e-2|ref| against the reference. The
     plain call itself must pass every rule."""
     plain_out, _ = prepare_call(s, inputs, plain=True)()
-    plain = check_output(plain_out, ref.out, ref.naive, dtype_name=s.dtype, softcap=s.softcap)
+    plain = check_output(plain_out, ref.out, ref.naive, dtype_name=s.rule_dtype, softcap=s.softcap,
+                         ref_unquantized=ref.unquantized)
     reasons = [] if plain.correct else [f"plain call: {plain.reason}"]
     diff = (merged.float() - plain_out.float()).abs()
     over = diff > CASCADE_VS_PLAIN_TOL + CASCADE_VS_PLAIN_TOL * plain_out.float().abs()
