@@ -12,7 +12,9 @@ fp8 (e4m3 q/k/v, or a 16-bit q against an e4m3 cache): FA3's fp8 rule with naive
 in bf16, logits in bf16, P rounded to e4m3): max err <= 4 x naive max err + the rounding term, and mean err <= 3 x
 naive mean err, both against the fp32 reference on the dequantized values; and vLLM's 0.15 / 0.15 against the
 reference on the unquantized values (what the e4m3 values were cast from, times the descales), as vLLM's fp8
-test compares. Without a naive (fa3=False) fp8 is checked with vLLM's rule alone.
+test compares; there an element counts only where naive_fp8 stays inside the rule (over 10^8 elements a few
+exceed it in any fp8 implementation: that is the quantization, not the kernel). Without a naive (fa3=False) fp8
+is checked with vLLM's rule alone.
 
 LSE, fp32, where returned: rows whose reference is -inf must be exactly -inf; finite rows within
 |lse - ref| <= LSE_ATOL + LSE_RTOL * |ref|. Why these numbers: the kernel forms each logit from the same bf16/fp16
@@ -147,13 +149,26 @@ def mean_abs(a, b) -> float:
     return float((a.float() - b.float()).abs().mean().item()) if a.numel() else 0.0
 
 
-def vllm_rule(out, ref, dtype_name: str) -> Tuple[bool, str]:
+def torch_where(cond, a, b):
+    import torch  # the module imports without torch (CPU tooling); only tensors reach here
+    return torch.where(cond, a, b)
+
+
+def vllm_rule(out, ref, dtype_name: str, floor=None) -> Tuple[bool, str]:
+    """floor (fp8 against the unquantized values): the naive same-precision output. vLLM's fp8 rule then measures
+    the quantization of the inputs as much as the kernel; over 10^8 elements a few exceed it in any fp8
+    implementation, so an element counts only where the naive one stays inside."""
     atol, rtol = vllm_tolerances(dtype_name)
     if out.numel() == 0:
         return True, ""
     diff = (out.float() - ref.float()).abs()
     allowed = atol + rtol * ref.float().abs()
     over = diff > allowed
+    if floor is not None:
+        over &= (floor.float() - ref.float()).abs() <= allowed
+        if not over.any():
+            return True, ""
+        diff = torch_where(over, diff, allowed)
     if not over.any():
         return True, ""
     n = int(over.sum().item())
@@ -234,9 +249,12 @@ def check_output(out, ref, naive, *, dtype_name: str, softcap: float, kvcache: b
             reasons.append(f"{mean_rule}: mean err {res.mean_err:.4g} > {mean_mult:g} x naive "
                            f"mean {res.naive_mean_err:.4g}")
     if finite:
-        ok, why = vllm_rule(out, vllm_ref, dtype_name)
+        floor = naive if (fp8 and vllm_ref is not ref and naive is not None) else None
+        ok, why = vllm_rule(out, vllm_ref, dtype_name, floor=floor)
         if not ok:
-            reasons.append(why + (" (against the unquantized inputs)" if vllm_ref is not ref else ""))
+            reasons.append(why + (" (against the unquantized inputs, where the naive fp8 output is inside)"
+                                  if floor is not None else
+                                  " (against the unquantized inputs)" if vllm_ref is not ref else ""))
     if lse is not None and ref_lse is not None:
         ok, lerr, lbound, why = lse_rule(lse, ref_lse, softcap)
         res.lse_err, res.lse_bound = lerr, lbound

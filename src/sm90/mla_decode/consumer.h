@@ -48,8 +48,6 @@ struct Exchange {
   }
 };
 
-__device__ __forceinline__ void sync_barrier(Barrier id) { named_barrier_sync(static_cast<uint32_t>(id), 256); }
-__device__ __forceinline__ void arrive_barrier(Barrier id) { named_barrier_arrive(static_cast<uint32_t>(id), 256); }
 
 template <class Traits>
 struct Consumer {
@@ -130,10 +128,11 @@ struct Consumer {
 #pragma unroll
       for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
 
-      if (it > 0) sync_barrier(Barrier::kPEmpty);  // Values has read the previous block's P
+      // Values has read the previous block's P (completion it - 1 of p_empty).
+      if (it > 0) mbarrier_wait(base + Traits::p_empty_barrier(), (it - 1) & 1);
       xchg.put_p(pf, tid);
       xchg.factors[tid] = make_float2(correction[0], correction[1]);
-      arrive_barrier(Barrier::kPFull);
+      mbarrier_arrive(base + Traits::p_full_barrier());
 
       scale_rows(o, correction);
       wgmma_fence();
@@ -155,9 +154,9 @@ struct Consumer {
       factor[r] = sum == 0.f ? 0.f : 1.f / sum;
       lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
     }
-    if (n_iters > 0) sync_barrier(Barrier::kPEmpty);
+    if (n_iters > 0) mbarrier_wait(base + Traits::p_empty_barrier(), (n_iters - 1) & 1);
     xchg.factors[tid] = make_float2(factor[0], factor[1]);
-    arrive_barrier(Barrier::kPFull);
+    mbarrier_arrive(base + Traits::p_full_barrier());
 
     Epilogue<Traits>::store(p, seq, kv_head, row_begin, split, 0, factor, row_tok, o, smem, tid);
     Epilogue<Traits>::store_lse(p, seq, kv_head, row_begin, split, lse, row_tok, tid);
@@ -181,13 +180,13 @@ struct Consumer {
 #pragma unroll 1
     for (int it = 0; it < n_iters; ++it) {
       const int stage = it % Traits::kStages;
-      sync_barrier(Barrier::kPFull);
+      mbarrier_wait(base + Traits::p_full_barrier(), it & 1);
       // Scores saw the stage full; this warpgroup observes it too before its async-proxy reads.
       mbarrier_wait(base + Traits::full_barrier(stage), (it / Traits::kStages) & 1);
       fence_proxy_async_shared();
       xchg.get_p(pf, tid);
       const float2 c = xchg.factors[tid];
-      arrive_barrier(Barrier::kPEmpty);
+      mbarrier_arrive(base + Traits::p_empty_barrier());
       const float correction[2] = {c.x, c.y};
       scale_rows(o, correction);
       wgmma_fence();
@@ -199,7 +198,7 @@ struct Consumer {
       release(base + Traits::empty_barrier(stage), lane);
     }
 
-    sync_barrier(Barrier::kPFull);  // the final row factors
+    mbarrier_wait(base + Traits::p_full_barrier(), n_iters & 1);  // the final row factors
     const float2 f = xchg.factors[tid];
     const float factor[2] = {f.x, f.y};
     Epilogue<Traits>::store(p, seq, kv_head, row_begin, split, 1, factor, row_tok, o, smem, tid);

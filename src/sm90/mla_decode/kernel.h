@@ -49,6 +49,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) mla_decode_kernel(const _
       mbarrier_init(base + Traits::full_barrier(s), 128);
       mbarrier_init(base + Traits::empty_barrier(s), 8);  // lane 0 of each consumer warp
     }
+    mbarrier_init(base + Traits::p_full_barrier(), 128);
+    mbarrier_init(base + Traits::p_empty_barrier(), 128);
     mbarrier_init_fence();
   }
   __syncthreads();

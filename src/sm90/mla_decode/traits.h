@@ -15,9 +15,9 @@
 namespace flashseek::sm90::mla {
 
 // Named barrier ids of this kernel (0 is __syncthreads).
+// (The P exchange between the consumers uses mbarriers, p_full / p_empty below: a named-barrier arrive / sync
+// hand-off is correct but compute-sanitizer's racecheck does not see it as ordering.)
 enum class Barrier : uint32_t {
-  kPFull = 1,       // scores -> values: P and the corrections of a block (or the final factors) are written
-  kPEmpty = 2,      // values -> scores: the exchange buffer was read
   kEpilogue0 = 3,   // + consumer index: staging of the output within one consumer warpgroup
 };
 
@@ -57,8 +57,8 @@ struct Traits {
   static constexpr uint32_t kPOffset = kKOffset + kStages * RowTile::kBytes;
   static constexpr uint32_t kCorrOffset = kPOffset + kPBytes;
   static constexpr uint32_t kBarrierOffset = kCorrOffset + kCorrBytes;
-  // q_full, then per stage full and empty.
-  static constexpr int kNumBarriers = 1 + 2 * kStages;
+  // q_full, per stage full and empty, then p_full and p_empty (the consumers' P exchange).
+  static constexpr int kNumBarriers = 3 + 2 * kStages;
   static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * 8;
   static_assert(kSmemBytes <= 232448, "over the 227 KB shared-memory limit of sm_90");
   static_assert(kKOffset % 1024 == 0 && RowTile::kBytes % 1024 == 0, "swizzle atoms need 1024-byte alignment");
@@ -68,6 +68,10 @@ struct Traits {
   __host__ __device__ static constexpr uint32_t empty_barrier(int s) {
     return kBarrierOffset + 8 * (1 + kStages + s);
   }
+  // scores -> values: P and the corrections of a block (or the final factors) are written; 128 arrivals.
+  __host__ __device__ static constexpr uint32_t p_full_barrier() { return kBarrierOffset + 8 * (1 + 2 * kStages); }
+  // values -> scores: the exchange buffer was read; 128 arrivals.
+  __host__ __device__ static constexpr uint32_t p_empty_barrier() { return kBarrierOffset + 8 * (2 + 2 * kStages); }
   __host__ __device__ static constexpr uint32_t stage_offset(int s) { return kKOffset + s * RowTile::kBytes; }
 };
 
