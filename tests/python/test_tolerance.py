@@ -127,14 +127,14 @@ def test_fp8_rule_is_4x_max_and_3x_mean_of_the_naive():
 @needs_torch
 def test_fp8_vllm_rule_judges_against_the_unquantized_reference():
     ref, naive = _case()
-    unquantized = ref + 0.01  # the naive fp8 output is inside vLLM's 0.15/0.15 there
+    unquantized = ref + 0.01  # the exact result on the quantized inputs is inside vLLM's 0.15/0.15 there
     res = tol.check_output(naive.clone(), ref, naive, dtype_name="e4m3", softcap=0.0, ref_unquantized=unquantized)
     assert res.correct, res.summary()
     off = naive.clone()
-    off[0, 0, 0] += 0.5  # one element far from the unquantized result where the naive one is close: fails
+    off[0, 0, 0] += 0.5  # one element far from the unquantized result where the exact one is close: fails
     res = tol.check_output(off, ref, naive, dtype_name="e4m3", softcap=0.0, ref_unquantized=unquantized)
     assert not res.correct and "against the unquantized inputs" in res.reason and "1 of" in res.reason
-    # Where the naive fp8 output is outside too, the miss is the inputs' quantization, not the kernel's.
+    # Where the exact result on the quantized inputs is outside too, the miss is the inputs' quantization.
     res = tol.check_output(naive.clone(), ref, naive, dtype_name="e4m3", softcap=0.0, ref_unquantized=ref + 0.5)
     assert "unquantized" not in res.reason, res.summary()
 

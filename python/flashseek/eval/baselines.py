@@ -22,6 +22,8 @@ Causal is bottom-right aligned everywhere (never top-left is_causal when q_len !
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional
 
@@ -47,9 +49,30 @@ class Prepared:
     note: str = ""
 
 
+def _put_fa3_carry_on_path() -> None:
+    """The FA3 build carried to machines without network (.fa3/unpack.sh at the repository root, made by the fa3
+    helper; docs/design.md): unpack it and put it on sys.path, so that however the evaluator is started, FA3 is
+    in the run when the carry is there."""
+    import subprocess
+    from pathlib import Path
+    for folder in Path(__file__).resolve().parents:
+        script = folder / ".fa3" / "unpack.sh"
+        if script.is_file():
+            try:
+                out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=300)
+            except (OSError, subprocess.SubprocessError):
+                return
+            path = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
+            if path and path not in sys.path:
+                sys.path.insert(0, path)
+            return
+
+
 def availability(name: str) -> Optional[str]:
     """None when the baseline can run here, else why not."""
     mods = {"fa3": "flash_attn_interface", "vllm": "vllm.vllm_flash_attn", "flashinfer": "flashinfer"}
+    if name == "vllm" and importlib.util.find_spec("vllm") is None:
+        _put_fa3_carry_on_path()
     if name in mods:
         try:
             importlib.import_module(mods[name])

@@ -25,6 +25,13 @@ def git_info(start: Optional[Path] = None) -> Dict[str, object]:
         dirty_env = os.environ.get("FLASHSEEK_GIT_DIRTY", "1")
         return {"git_sha": os.environ["FLASHSEEK_GIT_SHA"],
                 "dirty": dirty_env.strip().lower() in ("1", "true", "yes")}
+    # scripts/stamp-sha.sh writes "<sha> <dirty>" into .git-sha at the repository root before a GPU call.
+    for folder in [start, *start.parents]:
+        stamp = folder / ".git-sha"
+        if stamp.is_file():
+            parts = stamp.read_text().split()
+            if parts:
+                return {"git_sha": parts[0], "dirty": len(parts) < 2 or parts[1] not in ("0", "false")}
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=start, capture_output=True, text=True, timeout=10)
         status = subprocess.run(["git", "status", "--porcelain"], cwd=start, capture_output=True, text=True,

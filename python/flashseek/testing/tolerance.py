@@ -12,8 +12,8 @@ fp8 (e4m3 q/k/v, or a 16-bit q against an e4m3 cache): FA3's fp8 rule with naive
 in bf16, logits in bf16, P rounded to e4m3): max err <= 4 x naive max err + the rounding term, and mean err <= 3 x
 naive mean err, both against the fp32 reference on the dequantized values; and vLLM's 0.15 / 0.15 against the
 reference on the unquantized values (what the e4m3 values were cast from, times the descales), as vLLM's fp8
-test compares; there an element counts only where naive_fp8 stays inside the rule (over 10^8 elements a few
-exceed it in any fp8 implementation: that is the quantization, not the kernel). Without a naive (fa3=False) fp8
+test compares; there an element counts only where the exact fp32 result on the quantized inputs stays inside the
+rule (over 10^8 elements a few exceed it whatever the kernel: that is the quantization of the inputs). Without a naive (fa3=False) fp8
 is checked with vLLM's rule alone.
 
 LSE, fp32, where returned: rows whose reference is -inf must be exactly -inf; finite rows within
@@ -155,9 +155,9 @@ def torch_where(cond, a, b):
 
 
 def vllm_rule(out, ref, dtype_name: str, floor=None) -> Tuple[bool, str]:
-    """floor (fp8 against the unquantized values): the naive same-precision output. vLLM's fp8 rule then measures
-    the quantization of the inputs as much as the kernel; over 10^8 elements a few exceed it in any fp8
-    implementation, so an element counts only where the naive one stays inside."""
+    """floor (fp8 against the unquantized values): the exact result on the quantized inputs. vLLM's fp8 rule then
+    measures the quantization of the inputs as much as the kernel; over 10^8 elements a few exceed it whatever
+    the kernel, so an element counts only where the floor stays inside."""
     atol, rtol = vllm_tolerances(dtype_name)
     if out.numel() == 0:
         return True, ""
@@ -254,7 +254,7 @@ def check_output(out, ref, naive, *, dtype_name: str, softcap: float, kvcache: b
         floor = ref if (fp8 and vllm_ref is not ref) else None
         ok, why = vllm_rule(out, vllm_ref, dtype_name, floor=floor)
         if not ok:
-            reasons.append(why + (" (against the unquantized inputs, where the naive fp8 output is inside)"
+            reasons.append(why + (" (against the unquantized inputs, where the exact result on the quantized inputs is inside)"
                                   if floor is not None else
                                   " (against the unquantized inputs)" if vllm_ref is not ref else ""))
     if lse is not None and ref_lse is not None:
