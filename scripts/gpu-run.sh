@@ -43,7 +43,11 @@ run_step() {
              | tee "$OUT/pytest.log" | tail -40 ;;
     eval-quick) python3 -m flashseek.eval.cli --quick --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval-full) python3 -m flashseek.eval.cli --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
-    eval:*) python3 -m flashseek.eval.cli ${step#eval:} --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
+    eval:*)  # eval:<args>; with --out DIR among them the results go there (e.g. two halves of the grid)
+      args=${step#eval:}
+      case " $args " in *" --out "*) out_args=() ;; *) out_args=(--out "$OUT/eval") ;; esac
+      # shellcheck disable=SC2086
+      python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" | tail -60 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -60 ;;
     *) echo "unknown step $step"; exit 2 ;;
