@@ -17,7 +17,16 @@ import sys
 import sysconfig
 from pathlib import Path
 
-FORWARD_KERNELS = ("attention_fwd_kernel", "mla_decode_kernel")
+FORWARD_KERNELS = ("attention_fwd_kernel", "attention_fwd_tma_kernel", "mla_decode_kernel")
+# Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 7) may leave
+# both GEMMs out: they are held to the local-memory rule only.
+STAGE_SKIP_BITS = 4 | 8 | 16 | 32 | 64 | 128
+
+
+def loop_flags(mangled):
+    """The kernel's kLoopFlags template argument (the int after the traits), or 0."""
+    m = re.search(r"EEELi(\d+)EEEv", mangled)
+    return int(m.group(1)) if m else 0
 
 
 def find_tool(name):
@@ -75,6 +84,8 @@ def main(paths, min_kernels=0):
         fp8 = is_fp8_kernel(name)
         n_fp8 += fp8
         ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
+        if loop_flags(name) & STAGE_SKIP_BITS:
+            ok = counts["LDL"] == 0 and counts["STL"] == 0
         if fp8:
             ok = ok and counts["E4M3"] > 0
         failed |= not ok

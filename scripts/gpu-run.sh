@@ -2,6 +2,7 @@
 # One GPU-machine call: build (cmake + ninja, reusing build/gpu when the machine is warm), then the steps named
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
 #   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
+#          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
 # Example: scripts/gpu-run.sh build prims smoke tests eval-quick
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +50,9 @@ run_step() {
       # shellcheck disable=SC2086
       python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" | tail -60 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
-    py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -60 ;;
+    py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80 ;;
+    ncu:*) local a=${step#ncu:}; OUT=$OUT scripts/ncu_prefill.sh ${a%%,*} $( [ "${a#*,}" != "$a" ] && echo ${a#*,} ) 2>&1 \
+             | tee -a "$OUT/ncu.log" | tail -90 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
   [ "${PIPESTATUS[0]}" = 0 ] || status=1

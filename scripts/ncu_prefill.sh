@@ -1,8 +1,30 @@
 #!/usr/bin/env bash
-# ncu on one prefill launch: speed of light, warp stall reasons, pipe utilisation. Clocks left as found.
+# ncu on one launch of the d128 prefill kernel (scripts/prefill_breakdown.py --ncu: 2 x 8k tokens, 32/8 heads):
+# speed of light, warp states, and the per-SASS-line warp stall sampling (SourceCounters). Clocks left as found.
+#   scripts/ncu_prefill.sh [VALUE [CASE]]    VALUE: FLASHSEEK_EXPERIMENT value or "default"; CASE: full | causal
+# Writes under $OUT (./gpu-out when unset): ncu_<VALUE>_<CASE>.ncu-rep, the full source-page CSV (gzipped), and
+# ncu_<VALUE>_<CASE>_stalls.csv (the 200 SASS lines with the most samples, compact); prints the summary
+# metrics and the top 40 lines by stall samples.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH=$PWD/python
-ncu --clock-control none -k regex:attention_fwd --launch-skip 3 --launch-count 1 \
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+VALUE=${1:-default}
+CASE=${2:-full}
+REP="$OUT/ncu_${VALUE}_${CASE}"
+command -v ncu >/dev/null || { echo "ncu not found"; exit 1; }
+t0=$SECONDS
+ncu --clock-control none --profile-from-start off -k regex:attention_fwd --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
-    --section MemoryWorkloadAnalysis python3 scripts/profile_prefill.py 2>&1 | grep -vE "^==PROF==|^\s*$" | \
-    grep -E "Duration|Throughput|Stall|Issue|Eligible|Active Warps|Pipe|pipe|L2|Shared|Warp Cycles|No Eligible|Busy|Tensor|Executed Ipc" | head -70
+    --section SourceCounters -o "$REP" -f \
+    python3 scripts/prefill_breakdown.py --ncu "$VALUE" --case "$CASE" >"$REP.log" 2>&1 ||
+  { echo "ncu failed"; tail -30 "$REP.log"; exit 1; }
+ncu -i "$REP.ncu-rep" --page details 2>/dev/null | grep -vE "^==PROF==|^\s*$" |
+  grep -E "Duration|Throughput|Stall|Issue|Eligible|Active Warps|Pipe|pipe|Warp Cycles|No Eligible|Busy|Tensor|Executed Ipc|Registers|Shared Memory Config" |
+  head -60
+ncu -i "$REP.ncu-rep" --page source --csv --print-source sass >"$REP.source.csv" 2>"$REP.source.err" ||
+  { echo "source page export failed"; tail -5 "$REP.source.err"; }
+python3 scripts/ncu_source_top.py "$REP.source.csv" --top 40 --save "${REP}_stalls.csv" --keep 200
+gzip -f "$REP.source.csv"
+echo "ncu done in $((SECONDS - t0)) s; report $REP.ncu-rep"

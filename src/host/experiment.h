@@ -7,6 +7,8 @@
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   N (0..3)     the prefill main-loop variant (sm90::LoopFlags bits: 1 overlap, 2 skip rescale); also loop=N
+//   N (> 3)      bf16 d128 block_m-128 only: an experiment variant listed in sm90/fwd_experiments.h (stage-skip
+//                matrix and candidate fixes, docs/perf-log.md entry 7); an unlisted value fails the launch
 #pragma once
 
 #include <cstdlib>

@@ -15,6 +15,9 @@
 //     scripts/sass_overlap.py counts the MUFU.EX2 between the P*V issue and its wait (0 -> 66 for d128).
 //   kLoopSkipRescale: skip the O rescale (kDv / 2 FMULs per thread) when no row of the warp changed its max
 //     (every correction is exactly 1, so the result is bit-identical).
+//   Experiment bits (bf16 d128 block_m 128 only; docs/perf-log.md entry 7): kLoopSkipSoftmax, kLoopSkipPv,
+//     kLoopSkipQk, kLoopNoPingpong, kLoopOneConsumer leave a stage out (timing only, wrong results);
+//     kLoopDescPrecomp and kLoopTreeMax are exact rewrites of the descriptor arithmetic and of the row max.
 #pragma once
 
 #include "epilogue.h"
@@ -52,6 +55,48 @@ struct Consumer {
     }
   }
 
+  // The same two GEMMs from precomputed descriptor bases (kLoopDescPrecomp). A descriptor's low word holds the
+  // start address >> 4 in bits 0-13 and the leading offset in bits 16-29; shared addresses are below 2^18, so
+  // desc(addr + off) = desc(addr) + off / 16 with no carry out of the field: one 32-bit add per wgmma operand
+  // instead of the shift/mask/or sequence make_smem_desc_sw128 costs when the address is not a constant.
+  struct DescBases {
+    uint32_t q_lo, k_lo, v_lo, hi;  // hi: stride offset 1024 and the 128-byte swizzle, the same for all three
+  };
+  __device__ __forceinline__ static DescBases make_desc_bases(uint32_t smem_base, int wg) {
+    const uint64_t q = make_smem_desc_sw128(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes, 16,
+                                            1024);
+    const uint64_t k = make_smem_desc_sw128(smem_base + Traits::kKOffset, 16, 1024);
+    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, Traits::VTile::kColumnBlockBytes, 1024);
+    return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
+                     static_cast<uint32_t>(q >> 32)};
+  }
+  __device__ __forceinline__ static uint64_t desc_join(uint32_t lo, uint32_t hi) {
+    uint64_t d;
+    asm("mov.b64 %0, {%1, %2};\n" : "=l"(d) : "r"(lo), "r"(hi));
+    return d;
+  }
+  __device__ __forceinline__ static void qk_gemm_pre(float (&s)[kSRegs], const DescBases& db, int stage) {
+    const uint32_t k_lo = db.k_lo + stage * (Traits::KTile::kBytes >> 4);
+#pragma unroll
+    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+      const uint32_t in_row = (ks % 4) * 32;
+      const uint64_t desc_a =
+          desc_join(db.q_lo + (((ks / 4) * Traits::QTile::kColumnBlockBytes + in_row) >> 4), db.hi);
+      const uint64_t desc_b = desc_join(k_lo + (((ks / 4) * Traits::KTile::kColumnBlockBytes + in_row) >> 4), db.hi);
+      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+    }
+  }
+  __device__ __forceinline__ static void pv_gemm_pre(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
+                                                     const DescBases& db, int stage, bool accumulate) {
+    const uint32_t v_lo = db.v_lo + stage * (Traits::VTile::kBytes >> 4);
+#pragma unroll
+    for (int kk = 0; kk < kN / 16; ++kk) {
+      const uint64_t desc_b = desc_join(v_lo + ((kk * 16 * Traits::VTile::kRowBytes) >> 4), db.hi);
+      const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
+      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+    }
+  }
+
   // O (+)= P V over the block's keys, 16 keys per wgmma.
   __device__ __forceinline__ static void pv_gemm(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                  uint32_t smem_base, int stage, bool accumulate) {
@@ -82,6 +127,9 @@ struct Consumer {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
+    constexpr bool kSkipSoftmax = (kFlags & kLoopSkipSoftmax) != 0;
+    constexpr bool kPingpong = Traits::kPingpong && (kFlags & (kLoopNoPingpong | kLoopOneConsumer)) == 0;
+    constexpr bool kTreeMax = (kFlags & kLoopTreeMax) != 0;
 
     // Rows g and g + 8 of this warp's 16, as packed rows and as query tokens.
     const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
@@ -92,6 +140,29 @@ struct Consumer {
     for (int i = 0; i < kORegs; ++i) o[i] = 0.f;
     float s[kSRegs];
     uint32_t pf[kPRegs];
+    if constexpr ((kFlags & kLoopSkipQk) != 0) {
+#pragma unroll
+      for (int i = 0; i < kSRegs; ++i) s[i] = 0.f;
+    }
+    // The loop's two GEMMs as the variant asks: left out, from descriptor bases, or as in the default.
+    [[maybe_unused]] DescBases desc_bases{};
+    if constexpr ((kFlags & kLoopDescPrecomp) != 0) desc_bases = make_desc_bases(base, wg);
+    auto qk = [&](int stage) {
+      if constexpr ((kFlags & kLoopSkipQk) != 0) {
+      } else if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
+        qk_gemm_pre(s, desc_bases, stage);
+      } else {
+        qk_gemm(s, base, stage, wg);
+      }
+    };
+    auto pv = [&](int stage, bool accumulate) {
+      if constexpr ((kFlags & kLoopSkipPv) != 0) {
+      } else if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
+        pv_gemm_pre(o, pf, desc_bases, stage, accumulate);
+      } else {
+        pv_gemm(o, pf, base, stage, accumulate);
+      }
+    };
     OnlineSoftmax<kN> softmax;
     softmax.init();
     // S is computed from the converted (not descaled) fp8 values: q_descale * k_descale of this (sequence, KV head)
@@ -108,24 +179,33 @@ struct Consumer {
       if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
       if (mask.block_needs_mask(n, kN)) mask.template apply<kN>(s, n, row_tok, lane);
     };
+    // Mask and online softmax of the block in s (kLoopSkipSoftmax: none, corrections 1).
+    auto softmax_step = [&](int n, float (&correction)[2]) {
+      if constexpr (kSkipSoftmax) {
+        correction[0] = correction[1] = 1.f;
+      } else {
+        transform_scores(n);
+        softmax.template update<kTreeMax>(s, scale_log2, correction);
+      }
+    };
 
     // Pingpong: the two consumer warpgroups take turns issuing GEMMs (issue points: the first QK^T, each loop
     // step, the last P*V), so that the tensor cores serve one while the other runs its softmax. Warpgroup 1
     // hands the first turn to warpgroup 0 and does not pass its last turn (nobody waits for it).
     auto take_turn = [&]() {
-      if constexpr (Traits::kPingpong) {
+      if constexpr (kPingpong) {
         named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + wg, 256);
       }
     };
     auto pass_turn = [&](bool last) {
-      if constexpr (Traits::kPingpong) {
+      if constexpr (kPingpong) {
         if (!(last && wg == 1)) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + 1 - wg, 256);
       }
     };
 
     const int n_iters = n_end - n_begin;
     if (n_iters > 0) {
-      if constexpr (Traits::kPingpong) {
+      if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
       mbarrier_wait(base + Traits::q_full_barrier(), 0);
@@ -133,15 +213,14 @@ struct Consumer {
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      qk_gemm(s, base, 0, wg);
+      qk(0);
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
       fence_operands(s);
       release(base + Traits::k_empty_barrier(0), lane);
-      transform_scores(n_end - 1);
       float correction[2];
-      softmax.update(s, scale_log2, correction);
+      softmax_step(n_end - 1, correction);
       convert_p(s, pf);
 
       for (int it = 1; it < n_iters; ++it) {
@@ -156,17 +235,16 @@ struct Consumer {
         fence_proxy_async_shared();
         take_turn();
         wgmma_fence();
-        qk_gemm(s, base, stage, wg);
+        qk(stage);
         wgmma_commit_group();
-        pv_gemm(o, pf, base, prev_stage, it > 1);
+        pv(prev_stage, it > 1);
         wgmma_commit_group();
         pass_turn(false);
 
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
         release(base + Traits::k_empty_barrier(stage), lane);
-        transform_scores(n);
-        softmax.update(s, scale_log2, correction);
+        softmax_step(n, correction);
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
           // V of this block is the next P*V's operand (waited for there anyway); waiting for it holds no stage.
@@ -177,7 +255,8 @@ struct Consumer {
         fence_operands(o);
         fence_operands(pf);
         release(base + Traits::v_empty_barrier(prev_stage), lane);
-        if constexpr ((kFlags & kLoopSkipRescale) != 0) {
+        if constexpr (kSkipSoftmax) {
+        } else if constexpr ((kFlags & kLoopSkipRescale) != 0) {
           if (!__all_sync(0xffffffff, correction[0] == 1.f && correction[1] == 1.f)) scale_rows(o, correction);
         } else {
           scale_rows(o, correction);
@@ -191,7 +270,7 @@ struct Consumer {
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      pv_gemm(o, pf, base, stage, n_iters > 1);
+      pv(stage, n_iters > 1);
       wgmma_commit_group();
       pass_turn(true);
       wgmma_wait_group<0>();

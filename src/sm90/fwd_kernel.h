@@ -17,14 +17,17 @@
 #include "prims/wgmma.h"
 #include "producer.h"
 #include "producer_fp8.h"
+#include "producer_tma.h"
 #include "seqlen.h"
 #include "tile_index.h"
 
 namespace flashseek::sm90 {
 
+// The kernel body; `maps`: the K/V tensor maps of the TMA producer (kLoopTmaKv), null otherwise.
 template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
+__device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvTensorMaps* maps) {
   extern __shared__ __align__(1024) uint8_t smem[];
+  constexpr bool kOneConsumer = (kLoopFlags & kLoopOneConsumer) != 0;
 
   int m_block = blockIdx.x;
   int b = blockIdx.z;
@@ -61,8 +64,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
     for (int s = 0; s < Traits::kStages; ++s) {
       mbarrier_init(base + Traits::k_full_barrier(s), 128);
       mbarrier_init(base + Traits::v_full_barrier(s), 128);
-      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
-      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
+      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
     }
     mbarrier_init_fence();
   }
@@ -75,15 +78,32 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(cons
     if (n_end > n_begin) {
       if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      } else if constexpr ((kLoopFlags & kLoopTmaKv) != 0) {
+        ProducerTma<Traits>::run(p, *maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else {
-        Producer<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+        Producer<Traits>::template run<kLoopFlags>(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       }
     }
   } else {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_alloc<Traits::kConsumerRegs>();
+    if constexpr (kOneConsumer) {
+      if (warpgroup == 2) return;  // experiment: one consumer warpgroup does all the work there is
+    }
     Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
                                                warpgroup - 1, tid);
   }
+}
+
+template <class Traits, int kLoopFlags>
+__global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
+  attention_fwd_body<Traits, kLoopFlags>(p, nullptr);
+}
+
+// The TMA-producer variant (kLoopTmaKv): the tensor maps travel as a second grid-constant parameter.
+template <class Traits, int kLoopFlags>
+__global__ void __launch_bounds__(Traits::kThreads, 1)
+    attention_fwd_tma_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps) {
+  attention_fwd_body<Traits, kLoopFlags>(p, &maps);
 }
 
 // Whether this tile instantiates every main-loop variant (run-time A/B on the prefill tiles, bf16 only to
@@ -93,6 +113,18 @@ constexpr bool has_loop_variants() {
   return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
          Traits::kD == Traits::kDv && (Traits::kD == 64 || Traits::kD == 128 || Traits::kD == 256);
 }
+
+// The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 7 (loop flags with
+// bits from 4 up), compiled in their own translation units (fwd_experiments.h).
+template <class Traits>
+constexpr bool has_experiment_variants() {
+  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
+         Traits::kD == 128 && Traits::kDv == 128;
+}
+
+template <class Traits>
+cudaError_t launch_attention_fwd_experiment(const FwdParams& p, int num_m_blocks, int loop_flags,
+                                            cudaStream_t stream);
 
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
@@ -109,6 +141,11 @@ cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, c
 // `loop_flags`: a LoopFlags combination (0..3), or -1 for kDefaultLoopFlags; tiles without variants ignore it.
 template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, int loop_flags, cudaStream_t stream) {
+  if constexpr (has_experiment_variants<Traits>()) {
+    if (loop_flags > (kLoopOverlap | kLoopSkipRescale)) {
+      return launch_attention_fwd_experiment<Traits>(p, num_m_blocks, loop_flags, stream);
+    }
+  }
   if constexpr (has_loop_variants<Traits>()) {
     switch (loop_flags) {
       case 0: return launch_attention_fwd_variant<Traits, 0>(p, num_m_blocks, stream);

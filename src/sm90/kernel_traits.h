@@ -8,10 +8,30 @@
 
 namespace flashseek::sm90 {
 
-// Consumer main-loop variants (bit flags; see consumer.h). The prefill tiles instantiate every combination and
-// pick one at run time (FLASHSEEK_EXPERIMENT, docs/perf-log.md); the others use kDefaultLoopFlags.
-enum LoopFlags : int { kLoopOverlap = 1, kLoopSkipRescale = 2 };
+// Consumer main-loop variants (bit flags; see consumer.h). The prefill tiles instantiate every combination of
+// bits 1 and 2 and pick one at run time (FLASHSEEK_EXPERIMENT, docs/perf-log.md); the others use
+// kDefaultLoopFlags.
+//
+// Bits from 4 up exist only for the bf16 d128 block_m-128 tile, for the values listed in kExperimentLoopFlags
+// (fwd_experiments.h; docs/perf-log.md entry 7). The stage-skip bits (4..128) leave one stage of the kernel out
+// so that time differences attribute the kernel's time; their outputs are wrong (timing only). The fix bits
+// (256 up) compute the same result as the default.
+enum LoopFlags : int {
+  kLoopOverlap = 1,
+  kLoopSkipRescale = 2,
+  kLoopSkipSoftmax = 4,      // no mask / max / exp / sum / O rescale: P = bf16(S)
+  kLoopSkipPv = 8,           // no P*V wgmma (the commit groups and waits stay)
+  kLoopSkipQk = 16,          // no QK^T wgmma: S keeps its previous contents (zeros, then stale P values)
+  kLoopProducerNoCopy = 32,  // the producer copies K/V for the first kStages blocks only, then just signals
+  kLoopNoPingpong = 64,      // consumers never wait for each other's turn
+  kLoopOneConsumer = 128,    // consumer warpgroup 1 exits at once (half the rows; no pingpong)
+  kLoopTmaKv = 256,          // dense (varlen) K/V by TMA, one elected producer thread (host falls back otherwise)
+  kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
+  kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
+};
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale;
+constexpr int kStageSkipFlags =
+    kLoopSkipSoftmax | kLoopSkipPv | kLoopSkipQk | kLoopProducerNoCopy | kLoopNoPingpong | kLoopOneConsumer;
 
 // Element: the 16-bit type the tensor cores multiply (q's dtype; fp16 for an e4m3 q). kFp8Kv: K and V arrive as
 // e4m3 and the producer converts them (exactly) into Element tiles; q may then be e4m3 too (FwdParams::q_fp8).

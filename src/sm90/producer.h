@@ -91,8 +91,12 @@ struct Producer {
     }
   }
 
+  // kFlags: kLoopProducerNoCopy (an experiment: docs/perf-log.md entry 7) copies K/V for the first kStages blocks
+  // only and then runs the barrier protocol alone (the consumers reuse stale tiles); other bits do not matter here.
+  template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
                              int n_begin, int n_end, uint8_t* smem, int tid) {
+    constexpr bool kNoCopy = (kFlags & kLoopProducerNoCopy) != 0;
     const uint32_t smem_base = smem_addr(smem);
     load_q(p, seq, row_begin, kv_head, smem_base, tid);
 
@@ -116,22 +120,27 @@ struct Producer {
       const int64_t* k_off = offsets_of(it);
       const int64_t* v_off = k_off + Traits::kBlockN;
 
+      const bool copy = !kNoCopy || it < Traits::kStages;
       mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-      load_rows<typename Traits::KTile>(k, k_off, k_chunks,
-                                        smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
+      if (copy) {
+        load_rows<typename Traits::KTile>(k, k_off, k_chunks,
+                                          smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, tid);
+      }
       cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
 
       const int page_after = it + 2 < n_iters ? fetch_page(p, seq, b, n_end - 3 - it, tid) : 0;
       // The other offsets buffer was last read in iteration it - 1, before the previous sync.
-      if (it + 1 < n_iters) {
+      if (it + 1 < n_iters && (!kNoCopy || it + 1 < Traits::kStages)) {
         int64_t* next = offsets_of(it + 1);
         compute_row_offsets(p, seq, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
       }
       page_next = page_after;
 
       mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-      load_rows<typename Traits::VTile>(v, v_off, v_chunks,
-                                        smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
+      if (copy) {
+        load_rows<typename Traits::VTile>(v, v_off, v_chunks,
+                                          smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes, tid);
+      }
       cp_async_arrive_on(smem_base + Traits::v_full_barrier(stage));
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     }

@@ -40,13 +40,25 @@ struct OnlineSoftmax {
 
   // Replaces s by exp2((s - new_max) * scale_log2), updates the running sums, and returns in `correction`
   // the factor by which outputs accumulated under the old maxima must be multiplied.
+  // kTreeMax: the row max as 4 independent chains (exact: max is associative, NaN still wins), so its latency
+  // is ~kN / 32 + 2 dependent FMNMX instead of kN / 8.
+  template <bool kTreeMax = false>
   __device__ __forceinline__ void update(float (&s)[kN / 2], float scale_log2, float (&correction)[2]) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float m = row_max[r];
+      if constexpr (kTreeMax && kN % 32 == 0) {
+        float part[4] = {m, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-        m = max_propagate_nan(m, max_propagate_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        for (int j = 0; j < kN / 8; ++j) {
+          part[j % 4] = max_propagate_nan(part[j % 4], max_propagate_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        }
+        m = max_propagate_nan(max_propagate_nan(part[0], part[1]), max_propagate_nan(part[2], part[3]));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          m = max_propagate_nan(m, max_propagate_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        }
       }
       m = max_propagate_nan(m, __shfl_xor_sync(0xffffffff, m, 1));
       m = max_propagate_nan(m, __shfl_xor_sync(0xffffffff, m, 2));

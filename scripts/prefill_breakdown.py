@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Stage-skip matrix of the bf16 d128 prefill kernel (docs/perf-log.md entry 7): times the kernel with one stage
+left out at a time (FLASHSEEK_EXPERIMENT = LoopFlags value; one subprocess per value, the library reads the
+variable once per process) and prints us, TFLOP/s and the difference to the full (default) kernel per case.
+d128, 32 query / 8 KV heads, 2 x 8192 tokens (varlen, dense K/V), causal and non-causal. CUDA events, cold L2
+(a 256 MB buffer zeroed before each repetition, outside the timed region), median of --reps.
+
+  python3 scripts/prefill_breakdown.py                 # the whole matrix and the candidate fixes
+  python3 scripts/prefill_breakdown.py 3 259 515       # chosen values ("default" = variable unset)
+  options: --reps N (20), --ref (cuDNN too), --cases full,causal
+  under ncu: --ncu VALUE [--case full|causal]: no subprocesses; sets the variable, warms up, then one launch
+             between cudaProfilerStart/Stop (ncu --profile-from-start off --launch-count 1).
+
+Values (LoopFlags bits; every value keeps the default bits 1 + 2 = 3):
+  stage-skip (timing only, outputs wrong): 7 no softmax, 11 no P*V, 19 no QK^T, 27 no GEMMs, 35 producer copies
+  only the first kStages blocks, 39 no softmax + no copies, 63 barriers only, 67 no pingpong, 131 one consumer
+  warpgroup (64 of 128 rows: its FLOP count is half; the table's TFLOP/s counts the rows it does)
+  fixes (exact; max |out - default| printed, expect 0): 259 TMA producer, 263 TMA + no softmax (timing only),
+  323 TMA without pingpong, 515 precomputed wgmma descriptors, 1027 4-chain row max, 1539 both, 1795 all three
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+MATRIX = ["default", "7", "11", "19", "27", "35", "39", "63", "67", "131",
+          "259", "263", "323", "515", "1027", "1539", "1795"]
+EXACT = {"default", "3", "259", "323", "515", "1027", "1539", "1795"}
+MEANING = {
+    "default": "full kernel",
+    "7": "- softmax (mask/max/exp/sum/rescale)",
+    "11": "- P*V GEMM",
+    "19": "- QK^T GEMM",
+    "27": "- both GEMMs",
+    "35": "- producer copies (after kStages)",
+    "39": "- softmax - copies (GEMMs+sync)",
+    "63": "barriers only",
+    "67": "- pingpong",
+    "131": "one consumer WG (half rows)",
+    "259": "fix: TMA producer",
+    "263": "TMA - softmax",
+    "323": "TMA - pingpong",
+    "515": "fix: descriptor bases",
+    "1027": "fix: 4-chain row max",
+    "1539": "fix: 515 + 1027",
+    "1795": "fix: 259 + 515 + 1027",
+}
+BATCH, SEQLEN, HQ, HKV, D = 2, 8192, 32, 8, 128
+
+
+def case_list(names):
+    return [c for c in ("full", "causal") if c in names]
+
+
+def flops(causal, value):
+    f = 4 * BATCH * HQ * SEQLEN * SEQLEN * D * (0.5 if causal else 1.0)
+    return f / 2 if value == "131" else f  # one consumer: 64 of each CTA's 128 rows
+
+
+def child(args):
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import flashseek
+    reason = flashseek.unavailable_reason()
+    if reason:
+        print(json.dumps({"error": reason}))
+        return
+    dev = "cuda"
+    total = BATCH * SEQLEN
+    g = torch.Generator(device=dev).manual_seed(1234)
+    q = torch.randn(total, HQ, D, device=dev, dtype=torch.bfloat16, generator=g)
+    k = torch.randn(total, HKV, D, device=dev, dtype=torch.bfloat16, generator=g)
+    v = torch.randn(total, HKV, D, device=dev, dtype=torch.bfloat16, generator=g)
+    cu = torch.arange(0, total + 1, SEQLEN, device=dev, dtype=torch.int32)
+    out = torch.empty_like(q)
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+
+    def make_fn(causal):
+        return lambda: flashseek.flash_attn_varlen_func(q, k, v, SEQLEN, cu, SEQLEN, cu_seqlens_k=cu, causal=causal,
+                                                        out=out)
+
+    if args.ncu is not None:
+        import torch.cuda.profiler as profiler
+        fn = make_fn(args.case == "causal")
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        flush.zero_()
+        profiler.start()
+        fn()
+        torch.cuda.synchronize()
+        profiler.stop()
+        print(json.dumps({"ncu": os.environ.get("FLASHSEEK_EXPERIMENT", "default"), "case": args.case}))
+        return
+
+    results = {}
+    for case in case_list(args.cases):
+        fn = make_fn(case == "causal")
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        digest = out.float()
+        times = []
+        for _ in range(args.reps):
+            flush.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e) * 1e3)
+        times.sort()
+        results[case] = {"us": times[len(times) // 2], "q1": times[len(times) // 4], "q3": times[3 * len(times) // 4]}
+        if args.tag in EXACT:
+            # Fingerprint of the whole output (bitwise) and every 97th token row for a max-difference readout.
+            import hashlib
+            path = os.path.join(args.tmp, f"out_{args.tag}_{case}.pt")
+            torch.save(digest[::97].cpu(), path)
+            results[case]["out"] = path
+            results[case]["sha1"] = hashlib.sha1(out.view(torch.int16).cpu().numpy().tobytes()).hexdigest()
+    print(json.dumps(results))
+
+
+def cudnn_child(args):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(1234)
+    q = torch.randn(BATCH, HQ, SEQLEN, D, device=dev, dtype=torch.bfloat16, generator=g)
+    k = torch.randn(BATCH, HKV, SEQLEN, D, device=dev, dtype=torch.bfloat16, generator=g).repeat_interleave(HQ // HKV, 1)
+    v = torch.randn(BATCH, HKV, SEQLEN, D, device=dev, dtype=torch.bfloat16, generator=g).repeat_interleave(HQ // HKV, 1)
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+    results = {}
+    for case in case_list(args.cases):
+        def fn():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=case == "causal")
+        for _ in range(3):
+            fn()
+        times = []
+        for _ in range(args.reps):
+            flush.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e) * 1e3)
+        times.sort()
+        results[case] = {"us": times[len(times) // 2], "q1": times[len(times) // 4], "q3": times[3 * len(times) // 4]}
+    print(json.dumps(results))
+
+
+def run_child(value, args, role="ours"):
+    env = dict(os.environ)
+    env.pop("FLASHSEEK_EXPERIMENT", None)
+    if value != "default":
+        env["FLASHSEEK_EXPERIMENT"] = value
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", role, "--reps", str(args.reps), "--cases",
+           args.cases, "--tmp", args.tmp, "--tag", value]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    except subprocess.TimeoutExpired:
+        print(f"[{value}] timed out (a hang in a variant: deadlock?)", file=sys.stderr)
+        return None
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    if r.stderr.strip():
+        print(f"[{value}] stderr: {r.stderr.strip()[-600:]}", file=sys.stderr)
+    if r.returncode != 0 or not lines:
+        print(f"[{value}] failed (rc {r.returncode}):\n{r.stdout[-1500:]}", file=sys.stderr)
+        return None
+    data = json.loads(lines[-1])
+    if "error" in data:
+        print(f"[{value}] {data['error']}", file=sys.stderr)
+        return None
+    return data
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("values", nargs="*")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--ref", action="store_true")
+    ap.add_argument("--cases", default="full,causal")
+    ap.add_argument("--ncu", default=None, help="one launch of this value for ncu (no subprocess)")
+    ap.add_argument("--case", default="full", choices=["full", "causal"])
+    ap.add_argument("--child", choices=["ours", "cudnn"], dest="role")
+    ap.add_argument("--tmp", default=None)
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    if args.ncu is not None:
+        if args.ncu != "default":
+            os.environ["FLASHSEEK_EXPERIMENT"] = args.ncu
+        else:
+            os.environ.pop("FLASHSEEK_EXPERIMENT", None)
+        child(args)
+        return
+    if args.role == "ours":
+        child(args)
+        return
+    if args.role == "cudnn":
+        cudnn_child(args)
+        return
+
+    import tempfile
+    import time
+    args.tmp = tempfile.mkdtemp(prefix="flashseek_breakdown_")
+    values = args.values or MATRIX
+    if "default" not in values:
+        values = ["default"] + values
+    t0 = time.time()
+    columns = {}
+    for value in values:
+        columns[value] = run_child(value, args)
+    ref = run_child("default", args, role="cudnn") if args.ref else None
+    cases = case_list(args.cases)
+
+    # Exactness of the fix variants against the default's output (bit-identical expected).
+    import torch
+    errs = {}
+    for value in values:
+        if columns.get(value) is None or value not in EXACT or value == "default" or columns.get("default") is None:
+            continue
+        if all(columns[value][c]["sha1"] == columns["default"][c]["sha1"] for c in cases):
+            errs[value] = 0.0
+        else:  # differs somewhere: the largest difference on the sampled rows (may be 0 if it missed them)
+            errs[value] = max((torch.load(columns[value][c]["out"]) - torch.load(columns["default"][c]["out"]))
+                              .abs().nan_to_num(float("inf")).max().item() for c in cases) or float("nan")
+
+    for case in cases:
+        base = columns.get("default")
+        base_us = base[case]["us"] if base else None
+        print(f"\n== d128 {HQ}/{HKV} heads, {BATCH} x {SEQLEN} tokens, {case}"
+              + (f"; cuDNN {ref[case]['us']:.0f} us = {flops(case == 'causal', 'default') / ref[case]['us'] / 1e6:.0f}"
+                 f" TFLOP/s" if ref else ""))
+        print(f"{'value':>7s} {'variant':38s} {'us':>8s} {'+-iqr/2':>8s} {'TFLOP/s':>8s} {'d us':>8s} {'d %':>7s}"
+              f" {'exact':>9s}")
+        for value in values:
+            col = columns.get(value)
+            if col is None:
+                print(f"{value:>7s} {MEANING.get(value, ''):38s} {'failed':>8s}")
+                continue
+            us = col[case]["us"]
+            spread = (col[case]["q3"] - col[case]["q1"]) / 2
+            tf = flops(case == "causal", value) / us / 1e6
+            d = us - base_us if base_us else float("nan")
+            pct = 100 * d / base_us if base_us else float("nan")
+            ex = ("identical" if errs[value] == 0.0 else f"{errs[value]:.1e}") if value in errs else ""
+            print(f"{value:>7s} {MEANING.get(value, ''):38s} {us:8.1f} {spread:8.1f} {tf:8.1f} {d:+8.1f} {pct:+6.1f}%"
+                  f" {ex:>9s}")
+    print(f"\n(differences: variant - full kernel; negative = the stage left out cost that much.) "
+          f"{time.time() - t0:.0f} s")
+    bad = [v for v, e in errs.items() if e != 0.0]
+    if bad:
+        print("NOT EXACT (fix variants whose output differs from the default): " + ", ".join(bad))
+
+
+if __name__ == "__main__":
+    main()
