@@ -8,6 +8,7 @@ Each worker also checks its output against cuDNN's (max |diff|; the vLLM rule's 
 
     scripts/bench_decode.py default pf0 combine-warp,split-fa      # 'default' = variable unset
     scripts/bench_decode.py default pdl --filter L70t8 --filter splitkv
+    scripts/bench_decode.py default cta2 bn64s6      # decode tile experiments (perf-log entry 7), ~40 s
 Prints us and GB/s of K+V read per scenario and experiment, cuDNN's, and ours/cuDNN speedups; a geomean per
 family at the end.
 """
@@ -97,6 +98,9 @@ def main():
             if line.startswith("{"):
                 r = json.loads(line)
                 recs[r["name"]] = r
+        for line in proc.stderr.splitlines():  # the library's own notes (e.g. a variant's resident CTAs per SM)
+            if line.startswith("flashseek:"):
+                print(f"[{exp}] {line}")
         if proc.returncode != 0:
             print(f"[{exp}] worker exit {proc.returncode}: {proc.stderr.strip()[-800:]}")
         results[exp] = recs

@@ -45,7 +45,7 @@ OPS = {"HGMMA": r"\bHGMMA\b", "LDGSTS": r"\bLDGSTS\b", "E4M3": r"F2FP\.F16\.E4M3
 
 
 def is_fp8_kernel(mangled):
-    """FwdKernelTraits<Element, d, dv, block_m, true>: the last template argument mangles as Lb1E."""
+    """FwdKernelTraits<Element, d, dv, block_m, true, variant>: the fp8 flag mangles as Lb1E."""
     return re.search(r"FwdKernelTraits.*Lb1E", mangled) is not None
 
 

@@ -3,6 +3,8 @@
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
 #   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
+#          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
+#                                                  family GPU tests under that value (e.g. tests-exp:cta2)
 # Example: scripts/gpu-run.sh build prims smoke tests eval-quick
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +44,10 @@ run_step() {
     smoke) python3 scripts/smoke_gpu.py 2>&1 | tee "$OUT/smoke.log" | tail -60 ;;
     tests) python3 -m pytest tests/gpu tests/python -q -x --timeout=600 -p no:cacheprovider 2>&1 \
              | tee "$OUT/pytest.log" | tail -40 ;;
+    tests-exp:*) FLASHSEEK_EXPERIMENT=${step#tests-exp:} python3 -m pytest tests/gpu/test_decode_tiles.py \
+                   tests/gpu/test_splits.py tests/gpu/test_scheduler_metadata.py tests/gpu/test_cuda_graphs.py \
+                   tests/gpu/test_families.py -q --timeout=600 -p no:cacheprovider 2>&1 \
+                   | tee -a "$OUT/pytest-exp.log" | tail -25 ;;
     eval-quick) python3 -m flashseek.eval.cli --quick --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval-full) python3 -m flashseek.eval.cli --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval:*)  # eval:<args>; with --out DIR among them the results go there (e.g. two halves of the grid)

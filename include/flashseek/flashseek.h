@@ -78,6 +78,7 @@ struct LaunchPlan {
   int num_splits = 1;         // KV splits (grid), 1 = no split
   size_t workspace_bytes = 0; // partial outputs and LSEs of the splits
   const char* kernel_name = "";
+  int tile_variant = 0;       // a decode tile experiment (FLASHSEEK_EXPERIMENT tile=N); 0: the tile table's tile
 };
 
 struct DeviceInfo {

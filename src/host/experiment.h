@@ -6,6 +6,8 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
+//   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
+//                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
 //   N (0..3)     the prefill main-loop variant (sm90::LoopFlags bits: 1 overlap, 2 skip rescale); also loop=N
 //   N (> 3)      bf16 d128 block_m-128 only: an experiment variant listed in sm90/fwd_experiments.h (stage-skip
 //                matrix and candidate fixes, docs/perf-log.md entry 7); an unlisted value fails the launch
@@ -24,6 +26,7 @@ struct Experiment {
   int split_cap = 0;     // 0: none
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
+  int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
 
   static const Experiment& get() {
     static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
@@ -44,6 +47,9 @@ struct Experiment {
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
+      else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
+      else if (t == "cta2") e.decode_tile = 1;
+      else if (t == "bn64s6") e.decode_tile = 2;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
       pos = end + 1;

@@ -24,6 +24,7 @@ struct PlanInputs {
   int num_splits;
   bool mla_decode;  // q_v given (d 64, dv 512): the MLA decode kernel
   bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
+  bool bf16;    // bf16 q, k and v (the only dtype with decode tile experiments)
 };
 
 constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
@@ -36,10 +37,17 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
   const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
-  const TileShape tile = in.mla_decode ? kMlaDecodeTile
-                                       : find_tile_shape(padded.head_dim, padded.head_dim_v,
-                                                         choose_block_m(in.max_seqlen_q * qheads_per_kvhead),
-                                                         in.fp8_kv);
+  TileShape tile = in.mla_decode ? kMlaDecodeTile
+                                 : find_tile_shape(padded.head_dim, padded.head_dim_v,
+                                                   choose_block_m(in.max_seqlen_q * qheads_per_kvhead), in.fp8_kv);
+  const Experiment& experiment = Experiment::get();
+  // A decode tile experiment replaces the bf16 d128 block_m 64 tile (the only one it is built for).
+  const TileShape variant = decode_variant_tile(experiment.decode_tile);
+  if (!in.mla_decode && in.bf16 && !in.fp8_kv && variant.block_m == tile.block_m &&
+      variant.head_dim == tile.head_dim && variant.head_dim_v == tile.head_dim_v) {
+    tile = variant;
+    plan.tile_variant = experiment.decode_tile;
+  }
   if (tile.block_m == 0) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
@@ -60,12 +68,12 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.block_n = tile.block_n;
   split.requested = in.num_splits;
   split.num_sms = device.num_sms;
-  // Every tile's CTA takes the whole register file (384 threads at up to 232 registers): one per SM.
-  split.ctas_per_sm = 1;
+  // Every tile table CTA takes the whole register file (384 threads at up to 232 registers): one per SM; a decode
+  // experiment tile may be built for two.
+  split.ctas_per_sm = tile.ctas_per_sm;
   split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
   split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
   split.head_dim_v = tile.head_dim_v;
-  const Experiment& experiment = Experiment::get();
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
@@ -96,6 +104,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.num_splits = a.num_splits;
   in.mla_decode = a.q_v.given();
   in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
+  in.bf16 = a.q.dtype == DType::kBFloat16 && a.k.dtype == DType::kBFloat16;
   return plan_for(in, device);
 }
 
@@ -113,6 +122,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   // get_scheduler_metadata has no q_v; (64, 512) is only valid for MLA decode.
   in.mla_decode = a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV;
   in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;
+  in.bf16 = a.qkv_dtype == DType::kBFloat16;
   return plan_for(in, device);
 }
 

@@ -165,7 +165,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   check_cuda(sm90::launch_forward(compute_type(a), a.k.dtype == DType::kFloat8E4M3, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, grid_m, max_seqlen_q,
-                                  static_cast<cudaStream_t>(stream), Experiment::get().loop_flags),
+                                  static_cast<cudaStream_t>(stream), Experiment::get().loop_flags,
+                                  plan.tile_variant),
              "flashseek forward launch");
 }
 

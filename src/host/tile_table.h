@@ -12,6 +12,7 @@ struct TileShape {
   int stages;      // K/V pipeline depth (16-bit tiles the consumers read)
   bool fp8_kv;     // K and V arrive as e4m3: the producer converts them into the 16-bit stage tiles
   int raw_stages;  // fp8_kv: raw e4m3 K/V blocks in flight (staging buffers the copies land in)
+  int ctas_per_sm = 1;  // resident CTAs per SM the kernel is built for (__launch_bounds__, register split)
 };
 
 // Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
@@ -58,6 +59,26 @@ constexpr TileShape kTileShapes[] = {
 };
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
+
+// Decode tile experiments (FLASHSEEK_EXPERIMENT tile=N, docs/perf-log.md entry 7): alternatives to the bf16 d128
+// block_m 64 tile above, instantiated for bf16 d128 only (compile time). Not in kTileShapes: they break that
+// table's rule that block_m 64 and 128 share block_n (a token's result may differ in the last bits between them).
+//   1: two CTAs per SM: block_n 64, 2 stages (Q 16 KB + 2 x 32 KB + offsets = 82 KB per CTA), producer 40 and
+//      consumer 216 registers (256 threads x 128 at launch, 2 x 32768 per SM), so one CTA's prologue and
+//      epilogue run while the other streams.
+//   2: the same block_n 64 with six 32 KB stages, one CTA per SM: as many bytes as the default tile (192 KB) in
+//      finer stages, so more of them are in flight (a stage is refilled after half the consumer work); isolates
+//      block_n 64 and stage granularity from the second CTA.
+constexpr TileShape kDecodeVariantTiles[] = {
+    {128, 128, 64, 64, 2, false, 0, 2},
+    {128, 128, 64, 64, 6, false, 0, 1},
+};
+constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
+
+// Variant v (1..kNumDecodeVariants), or an empty shape.
+constexpr TileShape decode_variant_tile(int v) {
+  return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
+}
 
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
 struct PaddedHeadDims {

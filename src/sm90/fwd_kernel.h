@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <type_traits>
 
 #include "consumer.h"
@@ -95,13 +96,14 @@ __device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvT
 }
 
 template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, 1) attention_fwd_kernel(const __grid_constant__ FwdParams p) {
+__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
+    attention_fwd_kernel(const __grid_constant__ FwdParams p) {
   attention_fwd_body<Traits, kLoopFlags>(p, nullptr);
 }
 
 // The TMA-producer variant (kLoopTmaKv): the tensor maps travel as a second grid-constant parameter.
 template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, 1)
+__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     attention_fwd_tma_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps) {
   attention_fwd_body<Traits, kLoopFlags>(p, &maps);
 }
@@ -130,9 +132,31 @@ template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
   auto kernel = attention_fwd_kernel<Traits, kLoopFlags>;
   // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+  static const cudaError_t attr_status = [&] {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+    // Two CTAs per SM need the whole unified L1 / shared array as shared memory (2 x ~83 KB).
+    if (e == cudaSuccess && Traits::kCtasPerSm > 1) {
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+    }
+    return e;
+  }();
   if (attr_status != cudaSuccess) return attr_status;
+  if constexpr (Traits::kCtasPerSm > 1) {
+    // An experiment tile built for several CTAs per SM: say once if the device does not give them (the
+    // measurement would be of a one-CTA kernel with a shallow pipeline).
+    static const bool checked = [&] {
+      int resident = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Traits::kThreads, Traits::kSmemBytes) ==
+              cudaSuccess &&
+          resident < Traits::kCtasPerSm) {
+        fprintf(stderr, "flashseek: decode tile variant %d: %d resident CTAs per SM, built for %d\n",
+                Traits::kVariant, resident, Traits::kCtasPerSm);
+      }
+      return true;
+    }();
+    (void)checked;
+  }
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p);
   return cudaGetLastError();

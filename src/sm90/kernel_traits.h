@@ -35,12 +35,17 @@ constexpr int kStageSkipFlags =
 
 // Element: the 16-bit type the tensor cores multiply (q's dtype; fp16 for an e4m3 q). kFp8Kv: K and V arrive as
 // e4m3 and the producer converts them (exactly) into Element tiles; q may then be e4m3 too (FwdParams::q_fp8).
-template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_, bool kFp8Kv_ = false>
+// kVariant: 0 the tile table's tile; n > 0 decode_variant_tile(n) (a decode experiment, tile_table.h).
+template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_, bool kFp8Kv_ = false, int kVariant_ = 0>
 struct FwdKernelTraits {
   using Element = Element_;
   static constexpr bool kFp8Kv = kFp8Kv_;
-  static constexpr TileShape kShape = find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_);
+  static constexpr int kVariant = kVariant_;
+  static constexpr TileShape kShape = kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
+                                                     : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
+  static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
+                "the variant tile is for other head dims");
   static constexpr int kD = kHeadDim;
   static constexpr int kDv = kHeadDimV;
   static constexpr int kBlockM = kShape.block_m;
@@ -57,9 +62,17 @@ struct FwdKernelTraits {
   // the gathering producer keeps enough for its address arithmetic; consumers hold S (kBlockN / 2 floats),
   // P (kBlockN / 4 words) and O (kDv / 2 floats) at once. 128 * 40 + 256 * 232 = 64512 <= 65536.
   // With one consumer warpgroup (256 threads) every thread may use up to 255 registers from the start.
-  static constexpr bool kReallocateRegisters = kConsumerWarpgroups == 2;
+  // Two CTAs per SM (decode variant): 256 threads start at 128 registers each (half the register file); the
+  // producer gives up to 40, the consumer takes 216: 128 * 40 + 128 * 216 = 32768.
+  static constexpr int kCtasPerSm = kShape.ctas_per_sm;
+  static_assert(kCtasPerSm == 1 || kCtasPerSm == 2, "one or two CTAs per SM");
+  static constexpr bool kReallocateRegisters = kConsumerWarpgroups == 2 || kCtasPerSm == 2;
   static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
+  static constexpr int kConsumerRegs =
+      kConsumerWarpgroups == 2 ? 232 : ((65536 / kCtasPerSm - 128 * kProducerRegs) / 128) / 8 * 8;
+  static_assert(!kReallocateRegisters ||
+                    128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= 65536 / kCtasPerSm,
+                "register split over the CTA's share of the register file");
 
   using QTile = SwizzledTile<kBlockM, kD>;
   using KTile = SwizzledTile<kBlockN, kD>;
@@ -83,6 +96,8 @@ struct FwdKernelTraits {
   static constexpr int kNumBarriers = 1 + 4 * kStages;
   static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * sizeof(uint64_t);
   static_assert(kSmemBytes <= 232448, "over the 227 KB shared-memory limit of sm_90");
+  // 228 KB per SM, 1 KB of it reserved per resident CTA.
+  static_assert(kCtasPerSm * (kSmemBytes + 1024) <= 233472, "the CTAs per SM do not fit the SM's shared memory");
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && KTile::kBytes % 1024 == 0 &&
                     VTile::kBytes % 1024 == 0,
                 "swizzle atoms need 1024-byte aligned tiles");

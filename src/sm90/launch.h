@@ -14,9 +14,10 @@ namespace flashseek::sm90 {
 // `compute` (q's dtype; fp16 for an e4m3 q) and, with fp8_kv, an e4m3 K/V cache; when p.num_splits > 1 also the
 // combine of the splits (into p.out_type). Returns cudaErrorInvalidValue for a tile with no kernel.
 // `experiment`: the main-loop variant of the tiles that have several (FLASHSEEK_EXPERIMENT; -1: the default).
+// `tile_variant`: LaunchPlan::tile_variant (a decode tile experiment; 0: the tile table's tile).
 cudaError_t launch_forward(ScalarType compute, bool fp8_kv, int head_dim_padded, int head_dim_v_padded, int block_m,
                            const FwdParams& p, int num_m_blocks, int max_seqlen_q, cudaStream_t stream,
-                           int experiment = -1);
+                           int experiment = -1, int tile_variant = 0);
 
 // Runs the MLA decode kernel (q 64 + q_v 512 against rows [v 512 | k 64], dv 512) for q's dtype; when
 // p.num_splits > 1 also the combine of the splits.

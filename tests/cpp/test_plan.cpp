@@ -157,6 +157,31 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
 }
 
+TEST(Experiment, ParsesDecodeTileTokens) {
+  EXPECT_EQ(Experiment::parse(nullptr).decode_tile, 0);
+  EXPECT_EQ(Experiment::parse("cta2").decode_tile, 1);
+  EXPECT_EQ(Experiment::parse("bn64s6").decode_tile, 2);
+  EXPECT_EQ(Experiment::parse("pdl,tile=2").decode_tile, 2);
+  EXPECT_EQ(Experiment::parse("cta2,splitcap=64").split_cap, 64);
+  EXPECT_EQ(Experiment::parse("cta2").loop_flags, -1);
+}
+
+TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
+  for (int v = 1; v <= kNumDecodeVariants; ++v) {
+    const TileShape t = decode_variant_tile(v);
+    const TileShape base = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, t.fp8_kv);
+    EXPECT_EQ(base.block_m, 64) << v;  // replaces a decode tile of the table
+    EXPECT_FALSE(t.fp8_kv);
+    EXPECT_EQ(t.block_n % 16, 0);
+    EXPECT_GE(t.stages, 2);
+    // Per CTA: tiles + row offsets + barriers, and 1 KB reserved; 228 KB per SM.
+    const int per_cta = tile_smem_bytes(t) + 32 * t.block_n + 8 * (1 + 4 * t.stages) + 1024;
+    EXPECT_LE(t.ctas_per_sm * per_cta, 233472) << v;
+  }
+  EXPECT_EQ(decode_variant_tile(0).block_m, 0);
+  EXPECT_EQ(decode_variant_tile(kNumDecodeVariants + 1).block_m, 0);
+}
+
 TEST(FastDiv, MatchesIntegerDivision) {
   std::mt19937 rng(7);
   for (uint32_t d : {1u, 2u, 3u, 4u, 7u, 8u, 16u, 48u, 64u, 96u, 100u, 128u, 255u, 4096u, 65537u}) {
