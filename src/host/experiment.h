@@ -7,6 +7,10 @@
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   N (0..3)     the prefill main-loop variant (sm90::LoopFlags bits: 1 overlap, 2 skip rescale); also loop=N
+//   fp8-cp16     e4m3 cache: 16-byte cp.async.cg copies and 16-value conversion chunks where rows are 16-byte
+//                aligned (8-byte cp.async.ca otherwise); Fp8Mode in sm90/fwd_params.h
+//   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
+//   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
 #pragma once
 
 #include <cstdlib>
@@ -22,6 +26,9 @@ struct Experiment {
   int split_cap = 0;     // 0: none
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
+  bool fp8_copy16 = false;
+  bool fp8_skip_convert = false;  // diagnostic
+  bool fp8_skip_copy = false;     // diagnostic
 
   static const Experiment& get() {
     static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
@@ -42,6 +49,9 @@ struct Experiment {
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
+      else if (t == "fp8-cp16") e.fp8_copy16 = true;
+      else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
+      else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
       pos = end + 1;
