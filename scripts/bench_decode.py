@@ -8,7 +8,7 @@ Each worker also checks its output against cuDNN's (max |diff|; the vLLM rule's 
 
     scripts/bench_decode.py default pf0 combine-warp,split-fa      # 'default' = variable unset
     scripts/bench_decode.py default pdl --filter L70t8 --filter splitkv
-    scripts/bench_decode.py default cta2 bn64s6      # decode tile experiments (perf-log entry 7), ~40 s
+    scripts/bench_decode.py default cta2 bn64s6      # decode tile experiments (perf-log entry 10), ~40 s
 Prints us and GB/s of K+V read per scenario and experiment, cuDNN's, and ours/cuDNN speedups; a geomean per
 family at the end.
 """

@@ -18,7 +18,7 @@ import sysconfig
 from pathlib import Path
 
 FORWARD_KERNELS = ("attention_fwd_kernel", "attention_fwd_tma_kernel", "mla_decode_kernel")
-# Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 7) may leave
+# Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 9) may leave
 # both GEMMs out: they are held to the local-memory rule only.
 STAGE_SKIP_BITS = 4 | 8 | 16 | 32 | 64 | 128
 

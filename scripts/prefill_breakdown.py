@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stage-skip matrix of the bf16 d128 prefill kernel (docs/perf-log.md entry 7): times the kernel with one stage
+"""Stage-skip matrix of the bf16 d128 prefill kernel (docs/perf-log.md entry 9): times the kernel with one stage
 left out at a time (FLASHSEEK_EXPERIMENT = LoopFlags value; one subprocess per value, the library reads the
 variable once per process) and prints us, TFLOP/s and the difference to the full (default) kernel per case.
 d128, 32 query / 8 KV heads, 2 x 8192 tokens (varlen, dense K/V), causal and non-causal. CUDA events, cold L2

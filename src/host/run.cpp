@@ -50,6 +50,23 @@ ScalarType compute_type(const AttentionArgs& a) {
   return a.q.dtype == DType::kFloat8E4M3 ? ScalarType::kFloat16 : scalar_type(a.q.dtype);
 }
 
+// FLASHSEEK_EXPERIMENT's fp8 producer variants (sm90::Fp8Mode). 16-byte copies need every K and V row start
+// 16-byte aligned: e4m3 elements are bytes, so the base pointers, every stride the producer multiplies by and the
+// head dims (16-value chunks, zero-filled past d) must be multiples of 16; otherwise the 8-byte path runs.
+int fp8_mode_of(const FwdParams& p, bool fp8_kv, const Experiment& e) {
+  if (!fp8_kv) return 0;
+  int mode = 0;
+  const auto a16 = [](int64_t x) { return x % 16 == 0; };
+  const bool aligned = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 && reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
+                       a16(p.k_row_stride) && a16(p.k_head_stride) && a16(p.k_page_stride) &&
+                       a16(p.v_row_stride) && a16(p.v_head_stride) && a16(p.v_page_stride) &&
+                       p.head_dim % 16 == 0 && p.head_dim_v % 16 == 0;
+  if (e.fp8_copy16 && aligned) mode |= kFp8Copy16;
+  if (e.fp8_skip_convert) mode |= kFp8SkipConvert;
+  if (e.fp8_skip_copy) mode |= kFp8SkipCopy;
+  return mode;
+}
+
 FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* workspace) {
   FwdParams p{};
   p.q = a.q.data;
@@ -138,6 +155,7 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.q_descale = descale_of(a.q_descale, a.q);
   p.k_descale = descale_of(a.k_descale, a.k);
   p.v_descale = descale_of(a.v_descale, a.v);
+  p.fp8_mode = fp8_mode_of(p, a.k.dtype == DType::kFloat8E4M3, Experiment::get());
   return p;
 }
 

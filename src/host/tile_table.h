@@ -60,7 +60,7 @@ constexpr TileShape kTileShapes[] = {
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 
-// Decode tile experiments (FLASHSEEK_EXPERIMENT tile=N, docs/perf-log.md entry 7): alternatives to the bf16 d128
+// Decode tile experiments (FLASHSEEK_EXPERIMENT tile=N, docs/perf-log.md entry 10): alternatives to the bf16 d128
 // block_m 64 tile above, instantiated for bf16 d128 only (compile time). Not in kTileShapes: they break that
 // table's rule that block_m 64 and 128 share block_n (a token's result may differ in the last bits between them).
 //   1: two CTAs per SM: block_n 64, 2 stages (Q 16 KB + 2 x 32 KB + offsets = 82 KB per CTA), producer 40 and

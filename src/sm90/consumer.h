@@ -15,7 +15,7 @@
 //     scripts/sass_overlap.py counts the MUFU.EX2 between the P*V issue and its wait (0 -> 66 for d128).
 //   kLoopSkipRescale: skip the O rescale (kDv / 2 FMULs per thread) when no row of the warp changed its max
 //     (every correction is exactly 1, so the result is bit-identical).
-//   Experiment bits (bf16 d128 block_m 128 only; docs/perf-log.md entry 7): kLoopSkipSoftmax, kLoopSkipPv,
+//   Experiment bits (bf16 d128 block_m 128 only; docs/perf-log.md entry 9): kLoopSkipSoftmax, kLoopSkipPv,
 //     kLoopSkipQk, kLoopNoPingpong, kLoopOneConsumer leave a stage out (timing only, wrong results);
 //     kLoopDescPrecomp and kLoopTreeMax are exact rewrites of the descriptor arithmetic and of the row max.
 #pragma once

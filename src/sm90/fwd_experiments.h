@@ -1,4 +1,4 @@
-// The experiment variants of the bf16 d128 block_m-128 forward kernel (docs/perf-log.md entry 7), selected at
+// The experiment variants of the bf16 d128 block_m-128 forward kernel (docs/perf-log.md entry 9), selected at
 // run time by FLASHSEEK_EXPERIMENT=N (LoopFlags bits, kernel_traits.h). Only the values listed here are
 // compiled; any other value above 3 makes the launch fail with cudaErrorInvalidValue (a silent fallback would
 // time the default kernel under the experiment's name). Every value keeps the default bits 1 and 2.

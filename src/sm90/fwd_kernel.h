@@ -116,7 +116,7 @@ constexpr bool has_loop_variants() {
          Traits::kD == Traits::kDv && (Traits::kD == 64 || Traits::kD == 128 || Traits::kD == 256);
 }
 
-// The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 7 (loop flags with
+// The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 9 (loop flags with
 // bits from 4 up), compiled in their own translation units (fwd_experiments.h).
 template <class Traits>
 constexpr bool has_experiment_variants() {

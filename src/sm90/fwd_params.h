@@ -44,6 +44,13 @@ enum class KVLayout : int32_t {
 
 enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 
+// How the fp8 producer moves an e4m3 K/V cache (FwdParams::fp8_mode bits; FLASHSEEK_EXPERIMENT picks them).
+// kFp8Copy16: 16-byte cp.async.cg copies (L1 bypass) of 16-value chunks instead of 8-byte cp.async.ca, set by the
+//   host only when every K/V row start is 16-byte aligned (d, dv, strides, base pointers).
+// kFp8SkipConvert, kFp8SkipCopy: DIAGNOSTIC ONLY (wrong results): leave out the conversion, or the copies, to
+//   measure what each costs in one build.
+enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4 };
+
 // An fp32 per-(sequence, KV head) factor of an fp8 operand (q_descale, k_descale, v_descale of shape (B, Hkv)),
 // read at b * batch_stride + kv_head * head_stride (either stride may be 0: broadcast views). Null: 1.
 struct Descale {
@@ -117,6 +124,7 @@ struct FwdParams {
   // joins the score scale of the CTA's (sequence, KV head), v_descale multiplies O in the epilogue. Null for
   // 16-bit operands (their descales are ignored, as FA3 does).
   Descale q_descale, k_descale, v_descale;
+  int fp8_mode;  // Fp8Mode bits, fp8 caches only (0: 8-byte copies, the default)
   bool causal;
   int window_left;             // -1: unbounded
   int window_right;            // -1: unbounded (causal forces 0)

@@ -13,7 +13,7 @@ namespace flashseek::sm90 {
 // kDefaultLoopFlags.
 //
 // Bits from 4 up exist only for the bf16 d128 block_m-128 tile, for the values listed in kExperimentLoopFlags
-// (fwd_experiments.h; docs/perf-log.md entry 7). The stage-skip bits (4..128) leave one stage of the kernel out
+// (fwd_experiments.h; docs/perf-log.md entry 9). The stage-skip bits (4..128) leave one stage of the kernel out
 // so that time differences attribute the kernel's time; their outputs are wrong (timing only). The fix bits
 // (256 up) compute the same result as the default.
 enum LoopFlags : int {

@@ -91,7 +91,7 @@ struct Producer {
     }
   }
 
-  // kFlags: kLoopProducerNoCopy (an experiment: docs/perf-log.md entry 7) copies K/V for the first kStages blocks
+  // kFlags: kLoopProducerNoCopy (an experiment: docs/perf-log.md entry 9) copies K/V for the first kStages blocks
   // only and then runs the barrier protocol alone (the consumers reuse stale tiles); other bits do not matter here.
   template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,

@@ -1,4 +1,4 @@
-// The TMA producer for a dense (varlen) K/V (experiment kLoopTmaKv, docs/perf-log.md entry 7): one thread of the
+// The TMA producer for a dense (varlen) K/V (experiment kLoopTmaKv, docs/perf-log.md entry 9): one thread of the
 // producer warpgroup streams every full key block with bulk tensor copies (one per 64-column block of the K and
 // V tiles), so the producer issues a handful of instructions per block instead of ~300 cp.async and their
 // address arithmetic per thread. The block that holds the sequence's end (the only one with rows past

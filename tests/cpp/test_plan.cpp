@@ -155,6 +155,10 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(e.cta_rate_gbps, 31);
   EXPECT_EQ(Experiment::parse("3").loop_flags, 3);
   EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
+  EXPECT_FALSE(none.fp8_copy16 || none.fp8_skip_convert || none.fp8_skip_copy);
+  const Experiment f = Experiment::parse("fp8-cp16,fp8-nocvt,fp8-nocopy");
+  EXPECT_TRUE(f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy);
+  EXPECT_EQ(f.loop_flags, -1);
 }
 
 TEST(Experiment, ParsesDecodeTileTokens) {

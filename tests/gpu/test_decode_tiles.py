@@ -1,5 +1,5 @@
 """The bf16 d128 decode tile, whichever FLASHSEEK_EXPERIMENT selects (tile=N / cta2 / bn64s6, docs/perf-log.md
-entry 7; unset: the tile table's tile): the planner reports the variant's block_n, and decode shapes that cover its
+entry 10; unset: the tile table's tile): the planner reports the variant's block_n, and decode shapes that cover its
 paths (several key blocks, a partial last block, splits, causal q > 1, sinks, LSE) pass the reference check.
 Run under a variant with `scripts/gpu-run.sh build tests-exp:cta2` (this file, test_splits.py and the decode
 families of test_families.py under that value)."""

@@ -4,9 +4,20 @@ windows, flash_attn_with_kvcache with an fp8 cache, random fp8 cases from the se
 giving the same result in a prefill chunk and in a decode step. Every case is judged by FA3's fp8 rule (4x max,
 3x mean of naive_fp8's error against the fp32 reference on the dequantized values) and vLLM's 0.15 / 0.15 against
 the unquantized values (flashseek.testing.tolerance). The 8 fp8 cases of the operator grid run in
-test_operator_grid.py."""
+test_operator_grid.py.
 
+Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
+FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
+FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
+"fp8-cp16"; "none" skips), with the same seed. One value by hand:
+    FLASHSEEK_EXPERIMENT=fp8-cp16 python -m pytest tests/gpu/test_fp8.py -q
+The diagnostic tokens fp8-nocvt / fp8-nocopy give wrong results by design and are not tested."""
+
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from gpu_support import assert_passes, require_kernels, session_seed
 
@@ -250,3 +261,20 @@ def test_rejections_name_the_argument():
         flashseek.flash_attn_with_kvcache(
             kw["q"].view(4, 1, s.num_heads_q, s.head_dim), k_cache, kw["v"], k=k_cache[:4, :1],
             v=kw["v"][:4, :1], cache_seqlens=kw["seqused_k"], page_table=kw["block_table"])
+
+
+# ---- the same module under each fp8 producer variant (a subprocess each: the variable is read once) -----------
+
+_EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
+    v.replace("+", ",") for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-cp16").split(",")
+    if v and v != "none"]
+
+
+@pytest.mark.parametrize("experiment", _EXPERIMENTS)
+def test_fp8_under_experiment(experiment):
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_FP8_CHILD="1",
+               FLASHSEEK_TEST_SEED=str(session_seed()))
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
+                           "-p", "no:cacheprovider"], env=env, capture_output=True, text=True, timeout=1200)
+    tail = "\n".join(proc.stdout.splitlines()[-30:])
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
