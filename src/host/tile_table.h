@@ -80,6 +80,26 @@ constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
+// Prefill tile experiments (FLASHSEEK_EXPERIMENT loop values with kLoopBlockN160, sm90/fwd_experiments.h;
+// docs/perf-log.md entry 9), bf16 d128 block_m 128 with the TMA producer only, numbered from
+// kPrefillVariantBase + 1 as traits variants:
+//   101: FA3's non-causal d128 tile, 128 x 160, 2 stages (Q 32 KB + 2 x (40 + 40) KB + 5 KB offsets ~ 197 KB);
+//        S 80 + P 40 + O 64 = 184 live consumer registers of 232. The cp.async producer copies one key row per
+//        thread (block_n <= 128), so only the TMA producer (its partial last block loops over rows) runs it.
+constexpr int kPrefillVariantBase = 100;
+constexpr TileShape kPrefillVariantTiles[] = {
+    {128, 128, 128, 160, 2, false, 0, 1},
+};
+constexpr int kNumPrefillVariants = sizeof(kPrefillVariantTiles) / sizeof(kPrefillVariantTiles[0]);
+constexpr int kPrefillBn160Variant = kPrefillVariantBase + 1;
+
+// A traits variant: 1..kNumDecodeVariants the decode tiles, kPrefillVariantBase + 1.. the prefill tiles.
+constexpr TileShape variant_tile(int v) {
+  return v > kPrefillVariantBase && v <= kPrefillVariantBase + kNumPrefillVariants
+             ? kPrefillVariantTiles[v - kPrefillVariantBase - 1]
+             : decode_variant_tile(v);
+}
+
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
 struct PaddedHeadDims {
   int head_dim;

@@ -1,9 +1,11 @@
 // Launcher of the experiment variants (fwd_experiments.h) of the bf16 d128 block_m-128 tile. The TMA variants
 // encode the K/V tensor maps here, per launch, from the parameter block (host cost ~1-2 us, outside the
 // kernel's device time); where TMA cannot describe K/V (paged or batched cache, unaligned strides) they fall
-// back to the same variant without kLoopTmaKv and say so once on stderr.
+// back to the same variant without kLoopTmaKv (and without kLoopTmaNoFence / kLoopBlockN160, which need it: the
+// default 128 x 128 tile) and say so once on stderr.
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "../host/tensor_map.h"
 #include "fwd_experiments.h"
@@ -42,14 +44,24 @@ cudaError_t launch_tma_variant(const FwdParams& p, int num_m_blocks, cudaStream_
   return cudaGetLastError();
 }
 
+// The block_n 160 tile (kLoopBlockN160): its own traits; the kernel's tile comes from them, the rest of the launch
+// (grid over block_m 128 rows) is the same.
+template <class Traits>
+using Bn160Traits = FwdKernelTraits<typename Traits::Element, Traits::kD, Traits::kDv, Traits::kBlockM, false,
+                                    kPrefillBn160Variant>;
+
 template <class Traits, int kFlags>
 cudaError_t launch_one(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
   if constexpr ((kFlags & kLoopTmaKv) != 0) {
+    using TileTraits = std::conditional_t<(kFlags & kLoopBlockN160) != 0, Bn160Traits<Traits>, Traits>;
     bool fell_back = false;
-    const cudaError_t r = launch_tma_variant<Traits, kFlags>(p, num_m_blocks, stream, fell_back);
+    const cudaError_t r = launch_tma_variant<TileTraits, kFlags>(p, num_m_blocks, stream, fell_back);
     if (!fell_back) return r;
-    return launch_attention_fwd<Traits>(p, num_m_blocks, kFlags & ~kLoopTmaKv, stream);
+    // Without TMA: the default tile, and no bit that needs the TMA producer (the fallback value is listed).
+    return launch_attention_fwd<Traits>(p, num_m_blocks, kFlags & ~(kLoopTmaKv | kLoopTmaNoFence | kLoopBlockN160),
+                                        stream);
   } else {
+    static_assert((kFlags & (kLoopTmaNoFence | kLoopBlockN160)) == 0, "these bits need kLoopTmaKv");
     return launch_attention_fwd_variant<Traits, kFlags>(p, num_m_blocks, stream);
   }
 }

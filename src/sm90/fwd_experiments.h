@@ -2,6 +2,8 @@
 // run time by FLASHSEEK_EXPERIMENT=N (LoopFlags bits, kernel_traits.h). Only the values listed here are
 // compiled; any other value above 3 makes the launch fail with cudaErrorInvalidValue (a silent fallback would
 // time the default kernel under the experiment's name). Every value keeps the default bits 1 and 2.
+// kLoopTmaNoFence and kLoopBlockN160 only come with kLoopTmaKv; where TMA cannot describe K/V the launcher drops
+// all three bits (the 128 x 128 tile with the same remaining bits).
 #pragma once
 
 #include "kernel_traits.h"
@@ -33,6 +35,13 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopDescPrecomp,                                                                 // 515
     kExpBase | kLoopTreeMax,                                                                     // 1027
     kExpBase | kLoopDescPrecomp | kLoopTreeMax,                                                  // 1539
-    kExpBase | kLoopTmaKv | kLoopDescPrecomp | kLoopTreeMax>;                                    // 1795
+    kExpBase | kLoopTmaKv | kLoopDescPrecomp | kLoopTreeMax,                                     // 1795
+    // TMA without the per-step proxy fence (only a cp.async block is fenced; exact)
+    kExpBase | kLoopTmaKv | kLoopTmaNoFence,                                                     // 2307
+    kExpBase | kLoopTmaKv | kLoopDescPrecomp | kLoopTreeMax | kLoopTmaNoFence,                   // 3843
+    // the 128 x 160 tile with TMA (other key blocks: online-softmax steps differ, not bitwise the default)
+    kExpBase | kLoopTmaKv | kLoopBlockN160,                                                      // 4355
+    kExpBase | kLoopTmaKv | kLoopTmaNoFence | kLoopBlockN160,                                    // 6403
+    kExpBase | kLoopTmaKv | kLoopDescPrecomp | kLoopTreeMax | kLoopTmaNoFence | kLoopBlockN160>; // 7939
 
 }  // namespace flashseek::sm90

@@ -38,13 +38,17 @@ struct Producer {
     cp_async_arrive_on(smem_base + Traits::q_full_barrier());
   }
 
-  static_assert(Traits::kBlockN <= kThreads, "one key row per producer thread");
+  // The copying producer (run, fetch_page) takes one key row per thread: block_n <= 128. Wider tiles (the
+  // block_n 160 experiment) only use load_q, load_rows and compute_row_offsets (dense or batched K/V), from the
+  // TMA producer.
+  static constexpr bool kRowPerThread = Traits::kBlockN <= kThreads;
 
   // The page holding this thread's key row of block n (paged layout), read from the block table; 0 otherwise.
   // Issued a block ahead of its use: a block-table read is a dependent global load, and waiting for it right
   // before the copies would put one memory latency per block on the critical path of a long sequence.
   __device__ __forceinline__ static int fetch_page(const FwdParams& p, const SequenceInfo& seq, int b, int n,
                                                    int tid) {
+    static_assert(kRowPerThread, "one key row per producer thread");
     const int key = n * Traits::kBlockN + tid;
     if (p.kv_layout != KVLayout::kPaged || tid >= Traits::kBlockN || key >= seq.seqlen_k) return 0;
     const int col = p.page_div.div(seq.k_first + key);
@@ -55,6 +59,26 @@ struct Producer {
   // or -1 for keys past the sequence; `page` is this thread's fetch_page(n).
   __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int n,
                                                              int page, int64_t* k_off, int64_t* v_off, int tid) {
+    if constexpr (!kRowPerThread) {
+      // Several rows per thread; no page ids (the paged layout never reaches a tile this wide).
+      for (int row = tid; row < Traits::kBlockN; row += kThreads) {
+        const int key = n * Traits::kBlockN + row;
+        int64_t ko = -1, vo = -1;
+        if (key < seq.seqlen_k) {
+          const int kp = seq.k_first + key;
+          if (p.kv_layout == KVLayout::kBatched) {
+            ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
+            vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
+          } else {
+            ko = static_cast<int64_t>(kp) * p.k_row_stride;
+            vo = static_cast<int64_t>(kp) * p.v_row_stride;
+          }
+        }
+        k_off[row] = ko;
+        v_off[row] = vo;
+      }
+      return;
+    }
     if (tid >= Traits::kBlockN) return;
     const int key = n * Traits::kBlockN + tid;
     int64_t ko = -1, vo = -1;
@@ -96,6 +120,7 @@ struct Producer {
   template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
                              int n_begin, int n_end, uint8_t* smem, int tid) {
+    static_assert(kRowPerThread, "one key row per producer thread");
     constexpr bool kNoCopy = (kFlags & kLoopProducerNoCopy) != 0;
     const uint32_t smem_base = smem_addr(smem);
     load_q(p, seq, row_begin, kv_head, smem_base, tid);

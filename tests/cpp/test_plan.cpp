@@ -186,6 +186,21 @@ TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
   EXPECT_EQ(decode_variant_tile(kNumDecodeVariants + 1).block_m, 0);
 }
 
+TEST(TileTable, PrefillVariantTilesFitAndDoNotShadowDecodeVariants) {
+  for (int v = 1; v <= kNumPrefillVariants; ++v) {
+    const TileShape t = variant_tile(kPrefillVariantBase + v);
+    const TileShape base = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, t.fp8_kv);
+    EXPECT_EQ(base.block_m, 128) << v;  // replaces a prefill tile of the table
+    EXPECT_EQ(t.block_n % 16, 0);
+    EXPECT_LE(t.block_n, 256);  // one TMA box of block_n rows
+    const int per_cta = tile_smem_bytes(t) + 32 * t.block_n + 8 * (1 + 4 * t.stages) + 1024;
+    EXPECT_LE(t.ctas_per_sm * per_cta, 233472) << v;
+  }
+  EXPECT_EQ(variant_tile(kPrefillBn160Variant).block_n, 160);
+  for (int v = 1; v <= kNumDecodeVariants; ++v) EXPECT_EQ(variant_tile(v).block_n, decode_variant_tile(v).block_n);
+  EXPECT_EQ(variant_tile(kPrefillVariantBase + kNumPrefillVariants + 1).block_m, 0);
+}
+
 TEST(FastDiv, MatchesIntegerDivision) {
   std::mt19937 rng(7);
   for (uint32_t d : {1u, 2u, 3u, 4u, 7u, 8u, 16u, 48u, 64u, 96u, 100u, 128u, 255u, 4096u, 65537u}) {
