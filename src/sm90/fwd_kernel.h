@@ -51,12 +51,7 @@ __device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvT
       AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
   int n_begin, n_end;
   mask.block_range(Traits::kBlockN, n_begin, n_end);
-  if (p.num_splits > 1) {
-    const int per_split = (n_end - n_begin + p.num_splits - 1) / p.num_splits;
-    const int first = min(n_begin + split * per_split, n_end);
-    n_end = min(first + per_split, n_end);
-    n_begin = first;
-  }
+  AttentionMask::split_block_range(p.num_splits, split, n_begin, n_end);
 
   const uint32_t base = smem_addr(smem);
   if (threadIdx.x == 0) {

@@ -55,6 +55,15 @@ struct AttentionMask {
   __device__ __forceinline__ int local_first(int g) const { return cp_world == 1 ? g : local_last(g - 1) + 1; }
 
   // Key blocks [n_begin, n_end) that hold at least one visible key for some row of the CTA.
+  // The blocks of split `split` of `num_splits`: an equal share of [n_begin, n_end) (possibly empty).
+  __device__ __forceinline__ static void split_block_range(int num_splits, int split, int& n_begin, int& n_end) {
+    if (num_splits <= 1) return;
+    const int per_split = (n_end - n_begin + num_splits - 1) / num_splits;
+    const int first = min(n_begin + split * per_split, n_end);
+    n_end = min(first + per_split, n_end);
+    n_begin = first;
+  }
+
   __device__ __forceinline__ void block_range(int block_n, int& n_begin, int& n_end) const {
     int key_end = seqlen_k;
     if (right != kUnbounded) key_end = min(key_end, local_last(tok_max + diag + right) + 1);

@@ -62,41 +62,16 @@ struct Producer {
     if constexpr (!kRowPerThread) {
       // Several rows per thread; no page ids (the paged layout never reaches a tile this wide).
       for (int row = tid; row < Traits::kBlockN; row += kThreads) {
-        const int key = n * Traits::kBlockN + row;
         int64_t ko = -1, vo = -1;
-        if (key < seq.seqlen_k) {
-          const int kp = seq.k_first + key;
-          if (p.kv_layout == KVLayout::kBatched) {
-            ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
-            vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
-          } else {
-            ko = static_cast<int64_t>(kp) * p.k_row_stride;
-            vo = static_cast<int64_t>(kp) * p.v_row_stride;
-          }
-        }
+        key_row_offsets(p, seq, n * Traits::kBlockN + row, 0, ko, vo);
         k_off[row] = ko;
         v_off[row] = vo;
       }
       return;
     }
     if (tid >= Traits::kBlockN) return;
-    const int key = n * Traits::kBlockN + tid;
     int64_t ko = -1, vo = -1;
-    if (key < seq.seqlen_k) {
-      const int kp = seq.k_first + key;
-      if (p.kv_layout == KVLayout::kPaged) {
-        const int in_page = kp - p.page_div.div(kp) * p.page_size;
-        page = max(0, min(page, p.num_pages - 1));  // device data is untrusted
-        ko = page * p.k_page_stride + in_page * p.k_row_stride;
-        vo = page * p.v_page_stride + in_page * p.v_row_stride;
-      } else if (p.kv_layout == KVLayout::kBatched) {
-        ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
-        vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
-      } else {
-        ko = static_cast<int64_t>(kp) * p.k_row_stride;
-        vo = static_cast<int64_t>(kp) * p.v_row_stride;
-      }
-    }
+    key_row_offsets(p, seq, n * Traits::kBlockN + tid, page, ko, vo);
     k_off[tid] = ko;
     v_off[tid] = vo;
   }

@@ -47,4 +47,26 @@ struct SequenceInfo {
   }
 };
 
+// Element offsets (from the KV head's base) of the K and V rows of key `key` of sequence `seq`; false for a key
+// past the sequence. `page`: the key's page id from the block table (paged layout only). Page ids are device data
+// the caller may have got wrong: they are clamped to the cache, so no address leaves the tensors given.
+__device__ __forceinline__ bool key_row_offsets(const FwdParams& p, const SequenceInfo& seq, int key, int page,
+                                                int64_t& ko, int64_t& vo) {
+  if (key >= seq.seqlen_k) return false;
+  const int kp = seq.k_first + key;
+  if (p.kv_layout == KVLayout::kPaged) {
+    const int in_page = kp - p.page_div.div(kp) * p.page_size;
+    const int pg = max(0, min(page, p.num_pages - 1));
+    ko = pg * p.k_page_stride + in_page * p.k_row_stride;
+    vo = pg * p.v_page_stride + in_page * p.v_row_stride;
+  } else if (p.kv_layout == KVLayout::kBatched) {
+    ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
+    vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
+  } else {
+    ko = static_cast<int64_t>(kp) * p.k_row_stride;
+    vo = static_cast<int64_t>(kp) * p.v_row_stride;
+  }
+  return true;
+}
+
 }  // namespace flashseek::sm90

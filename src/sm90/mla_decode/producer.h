@@ -56,25 +56,6 @@ struct Producer {
     return p.block_table[static_cast<int64_t>(b) * p.block_table_stride + p.page_div.div(seq.k_first + key)];
   }
 
-  // Element offsets of key `key`'s k and v rows (from the KV head's bases); false past the sequence.
-  __device__ __forceinline__ static bool row_offsets(const FwdParams& p, const SequenceInfo& seq, int key, int page,
-                                                     int64_t& ko, int64_t& vo) {
-    if (key >= seq.seqlen_k) return false;
-    const int kp = seq.k_first + key;
-    if (p.kv_layout == KVLayout::kPaged) {
-      const int in_page = kp - p.page_div.div(kp) * p.page_size;
-      const int64_t pg = max(0, min(page, p.num_pages - 1));  // device data is untrusted
-      ko = pg * p.k_page_stride + in_page * p.k_row_stride;
-      vo = pg * p.v_page_stride + in_page * p.v_row_stride;
-    } else if (p.kv_layout == KVLayout::kBatched) {
-      ko = seq.cache_row * p.k_page_stride + static_cast<int64_t>(kp) * p.k_row_stride;
-      vo = seq.cache_row * p.v_page_stride + static_cast<int64_t>(kp) * p.v_row_stride;
-    } else {
-      ko = static_cast<int64_t>(kp) * p.k_row_stride;
-      vo = static_cast<int64_t>(kp) * p.v_row_stride;
-    }
-    return true;
-  }
 
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
                              int n_begin, int n_end, uint32_t smem_base, int tid) {
@@ -111,7 +92,7 @@ struct Producer {
       for (int i = 0; i < kRowsPerThread; ++i) {
         const int row = row0 + 16 * i;
         int64_t ko = 0, vo = 0;
-        const bool valid = row_offsets(p, seq, n * Traits::kBlockN + row, row_pages[i], ko, vo);
+        const bool valid = key_row_offsets(p, seq, n * Traits::kBlockN + row, row_pages[i], ko, vo);
 #pragma unroll
         for (int j = 0; j < kChunksPerRow / 8; ++j) {
           const int c = sub + 8 * j;  // column block j: 0..7 from v, 8 from k
