@@ -42,7 +42,7 @@ run_step() {
     prims) (cd $BUILD && ctest --output-on-failure -L gpu) 2>&1 | tee "$OUT/prims.log" | tail -15 ;;
     ctest) (cd $BUILD && ctest --output-on-failure) 2>&1 | tee "$OUT/ctest.log" | tail -15 ;;
     smoke) python3 scripts/smoke_gpu.py 2>&1 | tee "$OUT/smoke.log" | tail -60 ;;
-    tests) python3 -m pytest tests/gpu tests/python -q -x --timeout=600 -p no:cacheprovider 2>&1 \
+    tests) python3 -m pytest tests/gpu tests/python -q -rf --maxfail=30 --timeout=600 -p no:cacheprovider 2>&1 \
              | tee "$OUT/pytest.log" | tail -40 ;;
     tests-exp:*) FLASHSEEK_EXPERIMENT=${step#tests-exp:} python3 -m pytest tests/gpu/test_decode_tiles.py \
                    tests/gpu/test_splits.py tests/gpu/test_scheduler_metadata.py tests/gpu/test_cuda_graphs.py \
