@@ -4,8 +4,9 @@
 Disassembles with cuobjdump and checks, per kernel whose name contains attention_fwd_kernel or mla_decode_kernel
 (FORWARD_KERNELS): at least one
 HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
-The fp8-cache kernels (FwdKernelTraits<..., true>) must also convert e4m3 in the kernel (F2FP...E4M3 unpacks)
-and copy with cp.async (LDGSTS); --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
+Every forward kernel copies with cp.async (LDGSTS: query rows, partial blocks); the 16-bit ones also stream K/V
+by TMA (UTMALDG), and the fp8-cache kernels (FwdKernelTraits<..., true>) convert e4m3 in the kernel (F2FP...E4M3
+unpacks); --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
 family that silently drops out of the build is caught.
 Exits 77 (a skip for ctest) when no cuobjdump is found, with the reason.
 """
@@ -17,7 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-FORWARD_KERNELS = ("attention_fwd_kernel", "attention_fwd_tma_kernel", "mla_decode_kernel")
+FORWARD_KERNELS = ("attention_fwd_kernel", "mla_decode_kernel")
 # Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 9) may leave
 # both GEMMs out: they are held to the local-memory rule only.
 STAGE_SKIP_BITS = 4 | 8 | 16 | 32 | 64 | 128
@@ -40,7 +41,7 @@ def find_tool(name):
 
 
 # SASS patterns counted per kernel: wgmma, cp.async (global -> shared), the e4m3 -> fp16 conversion, local memory.
-OPS = {"HGMMA": r"\bHGMMA\b", "LDGSTS": r"\bLDGSTS\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
+OPS = {"HGMMA": r"\bHGMMA\b", "LDGSTS": r"\bLDGSTS\b", "TMA": r"\bUTMALDG\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
        "STL": r"\bSTL\b"}
 
 
@@ -84,13 +85,15 @@ def main(paths, min_kernels=0):
         fp8 = is_fp8_kernel(name)
         n_fp8 += fp8
         ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
-        if loop_flags(name) & STAGE_SKIP_BITS:
-            ok = counts["LDL"] == 0 and counts["STL"] == 0
         if fp8:
             ok = ok and counts["E4M3"] > 0
+        elif "attention_fwd_kernel" in name:
+            ok = ok and counts["TMA"] > 0  # 16-bit K/V: the TMA producer (sm90/producer_tma.h)
+        if loop_flags(name) & STAGE_SKIP_BITS:
+            ok = counts["LDL"] == 0 and counts["STL"] == 0
         failed |= not ok
         print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} LDGSTS={counts['LDGSTS']:3d} "
-              f"E4M3={counts['E4M3']:3d} LDL={counts['LDL']} STL={counts['STL']}  {'fp8 ' if fp8 else ''}{name}")
+              f"E4M3={counts['E4M3']:3d} TMA={counts['TMA']:2d} LDL={counts['LDL']} STL={counts['STL']}  {'fp8 ' if fp8 else ''}{name}")
     n_16 = len(fwd) - n_fp8
     print(f"{len(fwd)} forward kernels checked ({n_16} 16-bit, {n_fp8} fp8-cache)")
     if min_kernels and (n_16 < min_kernels or n_fp8 < min_kernels):

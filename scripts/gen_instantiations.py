@@ -24,7 +24,7 @@ for tag, ctype, fp8_kv in KINDS:
                 '#include "../fwd_kernel.h"\n\n'
                 "namespace flashseek::sm90 {\n"
                 f"template cudaError_t launch_attention_fwd<FwdKernelTraits<{args}>>(\n"
-                "    const FwdParams&, int, int, cudaStream_t);\n"
+                "    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);\n"
                 "}  // namespace flashseek::sm90\n")
 # Decode tile experiments (tile_table.h kDecodeVariantTiles, FLASHSEEK_EXPERIMENT tile=N): bf16 d128 block_m 64.
 DECODE_VARIANTS = [1, 2]
@@ -34,6 +34,6 @@ for v in DECODE_VARIANTS:
         '#include "../fwd_kernel.h"\n\n'
         "namespace flashseek::sm90 {\n"
         f"template cudaError_t launch_attention_fwd<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, false, {v}>>(\n"
-        "    const FwdParams&, int, int, cudaStream_t);\n"
+        "    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);\n"
         "}  // namespace flashseek::sm90\n")
 print("\n".join(sorted(p.name for p in root.glob("fwd_*.cu"))))

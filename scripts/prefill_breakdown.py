@@ -6,26 +6,23 @@ d128, 32 query / 8 KV heads, 2 x 8192 tokens (varlen, dense K/V), causal and non
 (a 256 MB buffer zeroed before each repetition, outside the timed region), median of --reps.
 
   python3 scripts/prefill_breakdown.py                 # the whole matrix and the candidate fixes
-  python3 scripts/prefill_breakdown.py 3 259 515       # chosen values ("default" = variable unset)
+  python3 scripts/prefill_breakdown.py cpasync 3 515   # chosen values ("default" = variable unset)
   options: --reps N (20), --ref (cuDNN too), --cases full,causal
   under ncu: --ncu VALUE [--case full|causal]: no subprocesses; sets the variable, warms up, then one launch
              between cudaProfilerStart/Stop (ncu --profile-from-start off --launch-count 1).
 
-Values (LoopFlags bits; every value keeps the default bits 1 + 2 = 3):
-  stage-skip (timing only, outputs wrong): 7 no softmax, 11 no P*V, 19 no QK^T, 27 no GEMMs, 35 producer copies
-  only the first kStages blocks, 39 no softmax + no copies, 63 barriers only, 67 no pingpong, 131 one consumer
-  warpgroup (64 of 128 rows: its FLOP count is half; the table's TFLOP/s counts the rows it does)
-  fixes (exact; max |out - default| printed, expect 0): 259 TMA producer, 263 TMA + no softmax (timing only),
-  323 TMA without pingpong, 515 precomputed wgmma descriptors, 1027 4-chain row max, 1539 both, 1795 all three,
-  2307 TMA without the per-step proxy fence, 3843 = 1795 without it
-  block_n 160 (128 x 160 tile with TMA; other key blocks, so not bitwise the default: checked against an fp32
-  reference instead): 4355 TMA, 6403 + no fence, 7939 + 515 + 1027 + no fence
+Values (FLASHSEEK_EXPERIMENT; numbers are LoopFlags bits, every one keeps the default bits 1539 = 1 overlap +
+2 skip rescale + 512 precomputed descriptors + 1024 4-chain row max unless it says otherwise):
+  stage-skip (timing only, outputs wrong): 1543 no softmax, 1547 no P*V, 1555 no QK^T, 1563 no GEMMs, 1571 the
+  cp.async producer copying only the first kStages blocks, 1575 no softmax + no copies, 1599 barriers only,
+  1603 no pingpong, 1667 one consumer warpgroup (64 of 128 rows: its FLOP count is half; the table's TFLOP/s
+  counts the rows it does)
+  exact (max |out - default| printed, expect 0): cpasync (every K/V block by cp.async: the producer before
+  entry 13), 3 (no precomputed descriptors, 1-chain row max), 515, 1027
 
-Correctness (values in EXACT and APPROX, not timed): besides the timed shape, every such child runs a small varlen
-batch whose sequences end in partial key blocks of both block_n 128 and 160 (the cp.async path of the TMA producer
-and the fenced steps of 2307/3843), causal and not. EXACT values must reproduce the default's output bitwise on
-all of it; APPROX values must stay within 2x the default's max |out - fp32 reference| on the small batch (their
-max |out - default| on the timed shape's sampled rows is printed too).
+Correctness (values in EXACT, not timed): besides the timed shape, every such child runs a small varlen batch
+whose sequences end in partial key blocks (the cp.async path of the TMA producer), causal and not, and must
+reproduce the default's output bitwise on all of it.
 """
 import argparse
 import json
@@ -33,35 +30,27 @@ import os
 import subprocess
 import sys
 
-MATRIX = ["default", "7", "11", "19", "27", "35", "39", "63", "67", "131",
-          "259", "263", "323", "515", "1027", "1539", "1795", "2307", "3843", "4355", "6403", "7939"]
-EXACT = {"default", "3", "259", "323", "515", "1027", "1539", "1795", "2307", "3843"}
-APPROX = {"4355", "6403", "7939"}  # block_n 160: other online-softmax steps; checked against an fp32 reference
-# The correctness batch: sequence lengths with partial last blocks for block_n 128 and 160 (and one-block ones).
+MATRIX = ["default", "1543", "1547", "1555", "1563", "1571", "1575", "1599", "1603", "1667",
+          "cpasync", "3", "515", "1027"]
+EXACT = {"default", "cpasync", "3", "515", "1027"}
+APPROX = set()
+# The correctness batch: sequence lengths with partial last blocks (and one-block ones).
 CHECK_SEQLENS = [1000, 77, 160, 161, 319, 2085, 128, 129]
 MEANING = {
     "default": "full kernel",
-    "7": "- softmax (mask/max/exp/sum/rescale)",
-    "11": "- P*V GEMM",
-    "19": "- QK^T GEMM",
-    "27": "- both GEMMs",
-    "35": "- producer copies (after kStages)",
-    "39": "- softmax - copies (GEMMs+sync)",
-    "63": "barriers only",
-    "67": "- pingpong",
-    "131": "one consumer WG (half rows)",
-    "259": "fix: TMA producer",
-    "263": "TMA - softmax",
-    "323": "TMA - pingpong",
-    "515": "fix: descriptor bases",
-    "1027": "fix: 4-chain row max",
-    "1539": "fix: 515 + 1027",
-    "1795": "fix: 259 + 515 + 1027",
-    "2307": "TMA, fence only cp.async blocks",
-    "3843": "1795, fence only cp.async blocks",
-    "4355": "TMA, block_n 160",
-    "6403": "TMA, block_n 160, no fence",
-    "7939": "1795 + block_n 160 + no fence",
+    "1543": "- softmax (mask/max/exp/sum/rescale)",
+    "1547": "- P*V GEMM",
+    "1555": "- QK^T GEMM",
+    "1563": "- both GEMMs",
+    "1571": "cp.async producer, copies after kStages",
+    "1575": "- softmax - copies (GEMMs+sync)",
+    "1599": "barriers only",
+    "1603": "- pingpong",
+    "1667": "one consumer WG (half rows)",
+    "cpasync": "cp.async producer (before entry 13)",
+    "3": "- desc bases - 4-chain max",
+    "515": "- 4-chain max",
+    "1027": "- desc bases",
 }
 BATCH, SEQLEN, HQ, HKV, D = 2, 8192, 32, 8, 128
 
@@ -72,7 +61,7 @@ def case_list(names):
 
 def flops(causal, value):
     f = 4 * BATCH * HQ * SEQLEN * SEQLEN * D * (0.5 if causal else 1.0)
-    return f / 2 if value == "131" else f  # one consumer: 64 of each CTA's 128 rows
+    return f / 2 if value == "1667" else f  # one consumer: 64 of each CTA's 128 rows
 
 
 def check_outputs(flashseek, torch, causal):

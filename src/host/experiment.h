@@ -8,11 +8,12 @@
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
-//   N (0..3)     the prefill main-loop variant (sm90::LoopFlags bits: 1 overlap, 2 skip rescale); also loop=N
-//   N (> 3)      bf16 d128 block_m-128 only: an experiment variant listed in sm90/fwd_experiments.h (stage-skip
-//                matrix and candidate fixes, docs/perf-log.md entry 9); an unlisted value fails the launch
-//   fp8-cp16     e4m3 cache: 16-byte cp.async.cg copies and 16-value conversion chunks where rows are 16-byte
-//                aligned (8-byte cp.async.ca otherwise); Fp8Mode in sm90/fwd_params.h
+//   N            bf16 d128 block_m-128 only: a main-loop variant (sm90::LoopFlags bits) listed in
+//                sm90/fwd_experiments.h (stage-skip matrix, exact rewrites left out; docs/perf-log.md entry 9);
+//                also loop=N; an unlisted value fails the launch
+//   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
+//   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
+//                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
 #pragma once
@@ -31,7 +32,8 @@ struct Experiment {
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
-  bool fp8_copy16 = false;
+  bool cp_async_kv = false;
+  bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
 
@@ -57,7 +59,9 @@ struct Experiment {
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
       else if (t == "bn64s6") e.decode_tile = 2;
+      else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
+      else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);

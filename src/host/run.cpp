@@ -9,6 +9,8 @@
 #include "../sm90/launch.h"
 #include "experiment.h"
 #include "flashseek/flashseek.h"
+#include "tensor_map.h"
+#include "tile_table.h"
 
 namespace flashseek {
 namespace {
@@ -159,6 +161,28 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   return p;
 }
 
+// The TMA producer's K/V tensor maps (16-bit K/V, sm90/producer_tma.h); returns the rows per box for
+// FwdParams::kv_tma_rows, or 0 where TMA cannot describe K/V (the kernel then copies with cp.async): an e4m3
+// cache (its producer converts), MLA decode (its own kernel), a page size whose boxes would not start on a
+// swizzle atom, strides or a base that are not 16-byte multiples. FLASHSEEK_EXPERIMENT=cpasync forces 0.
+int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, KvTensorMaps& maps) {
+  if (fp8_kv || p.q_v != nullptr || Experiment::get().cp_async_kv) return 0;
+  const bool paged = p.kv_layout == KVLayout::kPaged;
+  const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
+  if (box_rows == 0) return 0;
+  const bool dense = p.kv_layout == KVLayout::kVarlen;
+  const int64_t rows = dense ? p.total_k : p.page_size;
+  const int64_t pages = dense ? 1 : p.num_pages;
+  const std::string k_why =
+      encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim, p.num_heads_kv, rows, pages,
+                           p.k_head_stride, p.k_row_stride, p.k_page_stride, box_rows);
+  if (!k_why.empty()) return 0;
+  const std::string v_why =
+      encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v, p.num_heads_kv, rows, pages,
+                           p.v_head_stride, p.v_row_stride, p.v_page_stride, box_rows);
+  return v_why.empty() ? box_rows : 0;
+}
+
 }  // namespace
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
@@ -181,8 +205,11 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / plan.block_m + a.batch_size;
   p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
-  check_cuda(sm90::launch_forward(compute_type(a), a.k.dtype == DType::kFloat8E4M3, plan.head_dim_padded,
-                                  plan.head_dim_v_padded, plan.block_m, p, grid_m, max_seqlen_q,
+  const bool fp8_kv = a.k.dtype == DType::kFloat8E4M3;
+  KvTensorMaps maps;
+  p.kv_tma_rows = kv_tensor_maps_of(p, plan, fp8_kv, maps);
+  check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, plan.head_dim_padded, plan.head_dim_v_padded,
+                                  plan.block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), Experiment::get().loop_flags,
                                   plan.tile_variant),
              "flashseek forward launch");

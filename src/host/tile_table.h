@@ -80,26 +80,6 @@ constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
-// Prefill tile experiments (FLASHSEEK_EXPERIMENT loop values with kLoopBlockN160, sm90/fwd_experiments.h;
-// docs/perf-log.md entry 9), bf16 d128 block_m 128 with the TMA producer only, numbered from
-// kPrefillVariantBase + 1 as traits variants:
-//   101: FA3's non-causal d128 tile, 128 x 160, 2 stages (Q 32 KB + 2 x (40 + 40) KB + 5 KB offsets ~ 197 KB);
-//        S 80 + P 40 + O 64 = 184 live consumer registers of 232. The cp.async producer copies one key row per
-//        thread (block_n <= 128), so only the TMA producer (its partial last block loops over rows) runs it.
-constexpr int kPrefillVariantBase = 100;
-constexpr TileShape kPrefillVariantTiles[] = {
-    {128, 128, 128, 160, 2, false, 0, 1},
-};
-constexpr int kNumPrefillVariants = sizeof(kPrefillVariantTiles) / sizeof(kPrefillVariantTiles[0]);
-constexpr int kPrefillBn160Variant = kPrefillVariantBase + 1;
-
-// A traits variant: 1..kNumDecodeVariants the decode tiles, kPrefillVariantBase + 1.. the prefill tiles.
-constexpr TileShape variant_tile(int v) {
-  return v > kPrefillVariantBase && v <= kPrefillVariantBase + kNumPrefillVariants
-             ? kPrefillVariantTiles[v - kPrefillVariantBase - 1]
-             : decode_variant_tile(v);
-}
-
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
 struct PaddedHeadDims {
   int head_dim;
@@ -121,6 +101,21 @@ constexpr TileShape find_tile_shape(int padded_d, int padded_dv, int block_m = 1
     if (t.head_dim == padded_d && t.head_dim_v == padded_dv && t.block_m == block_m && t.fp8_kv == fp8_kv) return t;
   }
   return TileShape{0, 0, 0, 0, 0, false, 0};
+}
+
+// Rows per box of the TMA producer (sm90/producer_tma.h) for a tile of block_n keys: a dense or batched K/V
+// streams whole blocks (block_n rows); a paged cache one box per gcd(page_size, block_n) rows, so that no box
+// straddles two pages. A box must start on an 8-row atom of the 128-byte swizzle: a paged cache whose gcd is
+// not a multiple of 8 (page sizes 1..4, 12, ...) gets 0, every block by cp.async.
+constexpr int kv_tma_box_rows(bool paged, int page_size, int block_n) {
+  if (!paged) return block_n;
+  int a = page_size, b = block_n;
+  while (b != 0) {
+    const int t = a % b;
+    a = b;
+    b = t;
+  }
+  return page_size > 0 && a % 8 == 0 ? a : 0;
 }
 
 // Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.

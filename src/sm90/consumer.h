@@ -15,10 +15,9 @@
 //     scripts/sass_overlap.py counts the MUFU.EX2 between the P*V issue and its wait (0 -> 66 for d128).
 //   kLoopSkipRescale: skip the O rescale (kDv / 2 FMULs per thread) when no row of the warp changed its max
 //     (every correction is exactly 1, so the result is bit-identical).
+//   kLoopDescPrecomp and kLoopTreeMax: exact rewrites of the descriptor arithmetic and of the row max.
 //   Experiment bits (bf16 d128 block_m 128 only; docs/perf-log.md entry 9): kLoopSkipSoftmax, kLoopSkipPv,
-//     kLoopSkipQk, kLoopNoPingpong, kLoopOneConsumer leave a stage out (timing only, wrong results);
-//     kLoopDescPrecomp and kLoopTreeMax are exact rewrites of the descriptor arithmetic and of the row max;
-//     kLoopTmaNoFence (with kLoopTmaKv) fences only before reading a cp.async-written block.
+//     kLoopSkipQk, kLoopNoPingpong, kLoopOneConsumer leave a stage out (timing only, wrong results).
 #pragma once
 
 #include "epilogue.h"
@@ -131,13 +130,6 @@ struct Consumer {
     constexpr bool kSkipSoftmax = (kFlags & kLoopSkipSoftmax) != 0;
     constexpr bool kPingpong = Traits::kPingpong && (kFlags & (kLoopNoPingpong | kLoopOneConsumer)) == 0;
     constexpr bool kTreeMax = (kFlags & kLoopTreeMax) != 0;
-    // kLoopTmaNoFence (with the TMA producer): a block that arrived by TMA (async proxy, completed through the
-    // barrier's transaction count) needs no proxy fence before wgmma reads it; only a block the producer wrote
-    // with cp.async (generic proxy) does. ProducerTma takes cp.async exactly for the blocks n with
-    // (n + 1) * kN > seqlen_k (the sequence's partial last block); mirrored here. Q is always cp.async: the first
-    // step keeps its fence.
-    constexpr bool kFenceCpAsyncOnly = (kFlags & kLoopTmaKv) != 0 && (kFlags & kLoopTmaNoFence) != 0;
-    auto block_by_cp_async = [&](int n) { return (n + 1) * kN > seq.seqlen_k; };
 
     // Rows g and g + 8 of this warp's 16, as packed rows and as query tokens.
     const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
@@ -240,12 +232,9 @@ struct Consumer {
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
-        if constexpr (kFenceCpAsyncOnly) {
-          // K of block n, V of block n + 1 (a cp.async block n would make n + 1 one too).
-          if (block_by_cp_async(n + 1)) fence_proxy_async_shared();
-        } else {
-          fence_proxy_async_shared();
-        }
+        // A block the producer wrote with cp.async (generic proxy) needs the fence before wgmma reads it; a TMA
+        // block does not, but fencing only cp.async blocks measured no faster (entry 9: 2307 against 259).
+        fence_proxy_async_shared();
         take_turn();
         wgmma_fence();
         qk(stage);
@@ -280,11 +269,7 @@ struct Consumer {
       const int last = n_iters - 1;
       const int stage = last % Traits::kStages;
       mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
-      if constexpr (kFenceCpAsyncOnly) {
-        if (block_by_cp_async(n_begin)) fence_proxy_async_shared();  // V of block n_begin
-      } else {
-        fence_proxy_async_shared();
-      }
+      fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
       pv(stage, n_iters > 1);

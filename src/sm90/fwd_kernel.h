@@ -24,9 +24,10 @@
 
 namespace flashseek::sm90 {
 
-// The kernel body; `maps`: the K/V tensor maps of the TMA producer (kLoopTmaKv), null otherwise.
+// `maps`: the K/V tensor maps of the TMA producer (used where p.kv_tma_rows > 0).
 template <class Traits, int kLoopFlags>
-__device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvTensorMaps* maps) {
+__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
+    attention_fwd_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps) {
   extern __shared__ __align__(1024) uint8_t smem[];
   constexpr bool kOneConsumer = (kLoopFlags & kLoopOneConsumer) != 0;
 
@@ -74,8 +75,8 @@ __device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvT
     if (n_end > n_begin) {
       if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
-      } else if constexpr ((kLoopFlags & kLoopTmaKv) != 0) {
-        ProducerTma<Traits>::run(p, *maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
+        ProducerTma<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else {
         Producer<Traits>::template run<kLoopFlags>(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       }
@@ -90,27 +91,6 @@ __device__ __forceinline__ void attention_fwd_body(const FwdParams& p, const KvT
   }
 }
 
-template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
-    attention_fwd_kernel(const __grid_constant__ FwdParams p) {
-  attention_fwd_body<Traits, kLoopFlags>(p, nullptr);
-}
-
-// The TMA-producer variant (kLoopTmaKv): the tensor maps travel as a second grid-constant parameter.
-template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
-    attention_fwd_tma_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps) {
-  attention_fwd_body<Traits, kLoopFlags>(p, &maps);
-}
-
-// Whether this tile instantiates every main-loop variant (run-time A/B on the prefill tiles, bf16 only to
-// bound the build time); other tiles have kDefaultLoopFlags only.
-template <class Traits>
-constexpr bool has_loop_variants() {
-  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
-         Traits::kD == Traits::kDv && (Traits::kD == 64 || Traits::kD == 128 || Traits::kD == 256);
-}
-
 // The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 9 (loop flags with
 // bits from 4 up), compiled in their own translation units (fwd_experiments.h).
 template <class Traits>
@@ -120,11 +100,12 @@ constexpr bool has_experiment_variants() {
 }
 
 template <class Traits>
-cudaError_t launch_attention_fwd_experiment(const FwdParams& p, int num_m_blocks, int loop_flags,
-                                            cudaStream_t stream);
+cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                            int loop_flags, cudaStream_t stream);
 
 template <class Traits, int kLoopFlags>
-cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
+cudaError_t launch_attention_fwd_variant(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                         cudaStream_t stream) {
   auto kernel = attention_fwd_kernel<Traits, kLoopFlags>;
   // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
   static const cudaError_t attr_status = [&] {
@@ -153,27 +134,20 @@ cudaError_t launch_attention_fwd_variant(const FwdParams& p, int num_m_blocks, c
     (void)checked;
   }
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
-  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p);
+  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
-// `loop_flags`: a LoopFlags combination (0..3), or -1 for kDefaultLoopFlags; tiles without variants ignore it.
+// `loop_flags`: a LoopFlags combination, or -1 for kDefaultLoopFlags; tiles without variants ignore it.
 template <class Traits>
-cudaError_t launch_attention_fwd(const FwdParams& p, int num_m_blocks, int loop_flags, cudaStream_t stream) {
+cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
+                                 cudaStream_t stream) {
   if constexpr (has_experiment_variants<Traits>()) {
-    if (loop_flags > (kLoopOverlap | kLoopSkipRescale)) {
-      return launch_attention_fwd_experiment<Traits>(p, num_m_blocks, loop_flags, stream);
+    if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags) {
+      return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
     }
   }
-  if constexpr (has_loop_variants<Traits>()) {
-    switch (loop_flags) {
-      case 0: return launch_attention_fwd_variant<Traits, 0>(p, num_m_blocks, stream);
-      case kLoopOverlap: return launch_attention_fwd_variant<Traits, kLoopOverlap>(p, num_m_blocks, stream);
-      case kLoopSkipRescale: return launch_attention_fwd_variant<Traits, kLoopSkipRescale>(p, num_m_blocks, stream);
-      default: break;
-    }
-  }
-  return launch_attention_fwd_variant<Traits, kDefaultLoopFlags>(p, num_m_blocks, stream);
+  return launch_attention_fwd_variant<Traits, kDefaultLoopFlags>(p, maps, num_m_blocks, stream);
 }
 
 }  // namespace flashseek::sm90

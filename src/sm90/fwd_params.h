@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "prims/tma_descriptor.h"
+
 namespace flashseek {
 
 // Division by a run-time constant with a multiply and a shift (dividends below 2^31).
@@ -64,6 +66,14 @@ struct Descale {
 #endif
 };
 
+// The K and V tensor maps of the TMA producer (sm90/producer_tma.h), encoded by the host per call: 4D
+// (head-dim column, KV head, row, page) with box (64, 1, FwdParams::kv_tma_rows, 1) and the 128-byte swizzle of
+// the K/V tiles. A dense (varlen) K/V is one page of total_k rows; a batched cache has one page per cache row.
+struct KvTensorMaps {
+  sm90::TmaDescriptor k;
+  sm90::TmaDescriptor v;
+};
+
 struct FwdParams {
   // Queries: row = token, (total_q, Hq, d). Sequence b's tokens start at cu_seqlens_q[b], or b * fixed_seqlen_q.
   // q_fp8: q holds e4m3 values (fp8 kernels only), converted exactly to the 16-bit compute type when loaded.
@@ -92,6 +102,9 @@ struct FwdParams {
   FastDiv page_div;
   const int* leftpad_k;
   const int* cache_batch_idx;
+  // > 0: full key blocks arrive by TMA (the launch's KvTensorMaps), in boxes of this many rows (block_n for a
+  // dense or batched K/V; gcd(page_size, block_n), a multiple of 8, for a paged one). 0: every block by cp.async.
+  int kv_tma_rows;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
   // non-null.

@@ -8,44 +8,38 @@
 
 namespace flashseek::sm90 {
 
-// Consumer main-loop variants (bit flags; see consumer.h). The prefill tiles instantiate every combination of
-// bits 1 and 2 and pick one at run time (FLASHSEEK_EXPERIMENT, docs/perf-log.md); the others use
-// kDefaultLoopFlags.
-//
-// Bits from 4 up exist only for the bf16 d128 block_m-128 tile, for the values listed in kExperimentLoopFlags
-// (fwd_experiments.h; docs/perf-log.md entry 9). The stage-skip bits (4..128) leave one stage of the kernel out
-// so that time differences attribute the kernel's time; their outputs are wrong (timing only). The fix bits
-// (256 up) compute the same result as the default, bit for bit, except kLoopBlockN160 (other key blocks, so other
-// online-softmax steps: equal up to rounding).
+// Consumer main-loop variants (bit flags; see consumer.h). Every tile runs kDefaultLoopFlags; the bf16 d128
+// block_m-128 tile also instantiates the values listed in fwd_experiments.h, picked at run time
+// (FLASHSEEK_EXPERIMENT=N, docs/perf-log.md entry 9). The stage-skip bits (4..128) leave one stage of the kernel
+// out so that time differences attribute the kernel's time; their outputs are wrong (timing only). The other
+// bits are exact rewrites: any combination of them computes the same result, bit for bit.
 enum LoopFlags : int {
   kLoopOverlap = 1,
   kLoopSkipRescale = 2,
   kLoopSkipSoftmax = 4,      // no mask / max / exp / sum / O rescale: P = bf16(S)
   kLoopSkipPv = 8,           // no P*V wgmma (the commit groups and waits stay)
   kLoopSkipQk = 16,          // no QK^T wgmma: S keeps its previous contents (zeros, then stale P values)
-  kLoopProducerNoCopy = 32,  // the producer copies K/V for the first kStages blocks only, then just signals
+  kLoopProducerNoCopy = 32,  // the cp.async producer copies K/V for the first kStages blocks only, then just signals
   kLoopNoPingpong = 64,      // consumers never wait for each other's turn
   kLoopOneConsumer = 128,    // consumer warpgroup 1 exits at once (half the rows; no pingpong)
-  kLoopTmaKv = 256,          // dense (varlen) K/V by TMA, one elected producer thread (host falls back otherwise)
   kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
   kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
-  kLoopTmaNoFence = 2048,    // with kLoopTmaKv: no proxy fence before a step's GEMMs unless a cp.async block is read
-  kLoopBlockN160 = 4096,     // with kLoopTmaKv: the 128 x 160 tile (2 stages; tile_table.h kPrefillVariantTiles)
 };
-constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale;
+// Measured best (entry 9 and 13): -0.7..-1.5% time for the two rewrites beside the TMA producer.
+constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;
 constexpr int kStageSkipFlags =
     kLoopSkipSoftmax | kLoopSkipPv | kLoopSkipQk | kLoopProducerNoCopy | kLoopNoPingpong | kLoopOneConsumer;
 
 // Element: the 16-bit type the tensor cores multiply (q's dtype; fp16 for an e4m3 q). kFp8Kv: K and V arrive as
 // e4m3 and the producer converts them (exactly) into Element tiles; q may then be e4m3 too (FwdParams::q_fp8).
-// kVariant: 0 the tile table's tile; n > 0 variant_tile(n) (a decode or prefill experiment, tile_table.h).
+// kVariant: 0 the tile table's tile; n > 0 decode_variant_tile(n) (a decode experiment, tile_table.h).
 template <class Element_, int kHeadDim, int kHeadDimV, int kBlockM_, bool kFp8Kv_ = false, int kVariant_ = 0>
 struct FwdKernelTraits {
   using Element = Element_;
   static constexpr bool kFp8Kv = kFp8Kv_;
   static constexpr int kVariant = kVariant_;
   static constexpr TileShape kShape = kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
-                                                     : variant_tile(kVariant_);
+                                                     : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
                 "the variant tile is for other head dims");

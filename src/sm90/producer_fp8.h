@@ -6,9 +6,9 @@
 //   wait for this thread's raw copies (cp.async groups: one for K, one for V of each block)
 //   wait stage empty -> convert -> fence.proxy.async -> arrive stage full
 //   issue the raw copies of the block kRawStages ahead into the staging rows just converted
-// With FwdParams::fp8_mode & kFp8Copy16 (FLASHSEEK_EXPERIMENT=fp8-cp16; host-checked 16-byte alignment) the K/V
-// chunks are 16 values: 16-byte cp.async.cg (L1 bypass), half the copy instructions and row-offset reads, and one
-// 16-byte staging read per two swizzled 16-byte tile writes. The staging then holds chunks in the order threads
+// With FwdParams::fp8_mode & kFp8Copy16 (the default where the host finds 16-byte alignment; FLASHSEEK_EXPERIMENT
+// fp8-cp8 turns it off) the K/V chunks are 16 values: 16-byte cp.async.cg (L1 bypass), half the copy
+// instructions and row-offset reads, and one 16-byte staging read per two swizzled 16-byte tile writes. The staging then holds chunks in the order threads
 // visit them (chunk idx at idx * 16), and idx maps to (row, chunk) so that each 8-thread phase of a tile store
 // covers two adjacent rows of one 64-column block: bank-conflict-free reads and writes (copy16_layout).
 // The conversion is exact (e4m3 -> fp16, or bf16 via fp32) and applies no scale: descales are folded into the

@@ -1,12 +1,19 @@
-// The TMA producer for a dense (varlen) K/V (experiment kLoopTmaKv, docs/perf-log.md entry 9): one thread of the
-// producer warpgroup streams every full key block with bulk tensor copies (one per 64-column block of the K and
-// V tiles), so the producer issues a handful of instructions per block instead of ~300 cp.async and their
-// address arithmetic per thread. The block that holds the sequence's end (the only one with rows past
-// seqlen_k, which belong to the next sequence or to unused slots and must be zero-filled, not copied) goes
-// through the cp.async path of producer.h with all 128 threads, as do the packed GQA query rows.
+// The TMA producer (16-bit K/V; the default where the host could describe K/V with tensor maps): one warp of the
+// producer warpgroup streams every full key block with bulk tensor copies. A dense or batched K/V is one box per
+// 64-column block of a tile; a paged cache one box per page (or per gcd(page_size, block_n) rows), each lane of
+// the warp issuing the boxes of one page with the page id it read from the block table a block ahead. So the
+// producer issues a handful of instructions per block instead of ~16 cp.async per thread and their address
+// arithmetic: on the bf16 d128 prefill that took the kernel from 409 to 657 TFLOP/s (docs/perf-log.md, entry 9).
+//
+// The block that holds the sequence's end (the only one with rows past seqlen_k, which belong to the next
+// sequence or to unused cache slots and must be zero-filled, not copied) goes through the cp.async path of
+// producer.h with all 128 threads, as do the packed GQA query rows. That block is the first one visited (blocks
+// run last to first), so the other three warps are done after it.
 //
 // Barrier protocol unchanged: a full barrier expects 128 arrivals; the TMA path gives them in one
-// mbarrier.arrive with count 128, after raising the phase's transaction count by the tile's bytes.
+// mbarrier.arrive with count 128, after raising the phase's transaction count by the tile's bytes (the boxes of
+// other lanes may land before or after that: the transaction count may go negative, and the phase cannot
+// complete before the arrivals are in).
 #pragma once
 
 #include "fwd_params.h"
@@ -25,64 +32,103 @@ struct ProducerTma {
   using Base = Producer<Traits>;
   static constexpr int kThreads = 128;
 
+  // Whether this CTA's full blocks can come by TMA: the call has tensor maps and, in a paged cache, the
+  // sequence's first key starts a box (left padding may shift it), so that no box straddles two pages.
+  __device__ __forceinline__ static bool usable(const FwdParams& p, const SequenceInfo& seq) {
+    return p.kv_tma_rows > 0 && (p.kv_layout != KVLayout::kPaged || seq.k_first % p.kv_tma_rows == 0);
+  }
+
+  // Row and page coordinates (in the tensor maps) of the box of keys [key0, key0 + kv_tma_rows).
+  struct BoxCoord {
+    int row;
+    int page;
+  };
+  __device__ __forceinline__ static BoxCoord box_coord(const FwdParams& p, const SequenceInfo& seq, int b,
+                                                       int key0) {
+    const int kp = seq.k_first + key0;
+    if (p.kv_layout == KVLayout::kPaged) {
+      const int col = p.page_div.div(kp);
+      // Page ids are device data: clamped to the cache like the cp.async path's (seqlen.h key_row_offsets).
+      const int page = p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col];
+      return BoxCoord{kp - col * p.page_size, max(0, min(page, p.num_pages - 1))};
+    }
+    return BoxCoord{kp, p.kv_layout == KVLayout::kBatched ? seq.cache_row : 0};
+  }
+
+  // Lane `lane`'s box of one tile (K or V): every 64-column block of its rows.
   template <class Tile>
-  __device__ __forceinline__ static void tma_tile(const TmaDescriptor* tmap, uint32_t tile_smem, int kv_head,
-                                                  int first_row, uint32_t full_bar) {
-    mbarrier_expect_tx(full_bar, Tile::kBytes);
+  __device__ __forceinline__ static void load_box(const TmaDescriptor* tmap, uint32_t tile_smem, int kv_head,
+                                                  BoxCoord c, int lane, int box_rows, uint32_t full_bar) {
+    const uint32_t dst = tile_smem + lane * box_rows * Tile::kRowBytes;
 #pragma unroll
     for (int cb = 0; cb < Tile::kColumnBlocks; ++cb) {
-      tma_load_3d(tile_smem + cb * Tile::kColumnBlockBytes, tmap, cb * 64, kv_head, first_row, full_bar);
+      tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * 64, kv_head, c.row, c.page, full_bar);
     }
-    mbarrier_arrive_count(full_bar, kThreads);
   }
 
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
     const uint32_t smem_base = smem_addr(smem);
+    const int lane = tid % 32;
     if (tid == 0) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
     }
     Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
 
-    const Element* k = static_cast<const Element*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
-    const Element* v = static_cast<const Element*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
-    int64_t* k_off = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
-    int64_t* v_off = k_off + Traits::kBlockN;
-
     const int n_iters = n_end - n_begin;
-    for (int it = 0; it < n_iters; ++it) {
-      const int n = n_end - 1 - it;
-      const int stage = it % Traits::kStages;
-      const uint32_t phase = (it / Traits::kStages) & 1;
-      const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
-      const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
-      if ((n + 1) * Traits::kBlockN <= seq.seqlen_k) {
-        if (tid == 0) {
-          const int first_row = seq.k_first + n * Traits::kBlockN;
-          mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-          tma_tile<typename Traits::KTile>(&maps.k, k_tile, kv_head, first_row,
-                                           smem_base + Traits::k_full_barrier(stage));
-          mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-          tma_tile<typename Traits::VTile>(&maps.v, v_tile, kv_head, first_row,
-                                           smem_base + Traits::v_full_barrier(stage));
-        }
-      } else {
-        // The sequence's last (partial) block: every producer thread, cp.async with zero fill. Happens at most
-        // once per CTA, so one offsets buffer suffices.
-        Base::compute_row_offsets(p, seq, n, 0, k_off, v_off, tid);
-        named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+    int it = 0;
+    if (n_end * Traits::kBlockN > seq.seqlen_k) {
+      // The sequence's last (partial) block, visited first: every producer thread, cp.async with zero fill.
+      const Element* k = static_cast<const Element*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
+      const Element* v = static_cast<const Element*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
+      int64_t* k_off = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
+      int64_t* v_off = k_off + Traits::kBlockN;
+      const int n = n_end - 1;
+      Base::compute_row_offsets(p, seq, n, Base::fetch_page(p, seq, b, n, tid), k_off, v_off, tid);
+      named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+      // Stage 0, phase 0: the empty barriers' previous phase counts as complete.
+      Base::template load_rows<typename Traits::KTile>(k, k_off, p.head_dim / 8, smem_base + Traits::kKOffset, tid);
+      cp_async_arrive_on(smem_base + Traits::k_full_barrier(0));
+      Base::template load_rows<typename Traits::VTile>(v, v_off, p.head_dim_v / 8, smem_base + Traits::kVOffset,
+                                                       tid);
+      cp_async_arrive_on(smem_base + Traits::v_full_barrier(0));
+      it = 1;
+    }
+    if (tid < 32) {
+      const int box_rows = p.kv_tma_rows;
+      const bool has_box = lane * box_rows < Traits::kBlockN;
+      auto coord_of = [&](int i) {
+        return i < n_iters && has_box ? box_coord(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)
+                                      : BoxCoord{0, 0};
+      };
+      // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead.
+      BoxCoord next = coord_of(it);
+      for (; it < n_iters; ++it) {
+        const BoxCoord c = next;
+        next = coord_of(it + 1);
+        const int stage = it % Traits::kStages;
+        const uint32_t phase = (it / Traits::kStages) & 1;
+        const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
+        const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
         mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-        Base::template load_rows<typename Traits::KTile>(k, k_off, p.head_dim / 8, k_tile, tid);
-        cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
+        if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+        if (has_box) {
+          load_box<typename Traits::KTile>(&maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                                           kv_head, c, lane, box_rows, k_full);
+        }
+        if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
         mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-        Base::template load_rows<typename Traits::VTile>(v, v_off, p.head_dim_v / 8, v_tile, tid);
-        cp_async_arrive_on(smem_base + Traits::v_full_barrier(stage));
+        if (lane == 0) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
+        if (has_box) {
+          load_box<typename Traits::VTile>(&maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+                                           kv_head, c, lane, box_rows, v_full);
+        }
+        if (lane == 0) mbarrier_arrive_count(v_full, kThreads);
       }
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   }
-
 };
 
 }  // namespace flashseek::sm90

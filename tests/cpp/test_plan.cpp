@@ -155,9 +155,10 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(e.cta_rate_gbps, 31);
   EXPECT_EQ(Experiment::parse("3").loop_flags, 3);
   EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
-  EXPECT_FALSE(none.fp8_copy16 || none.fp8_skip_convert || none.fp8_skip_copy);
-  const Experiment f = Experiment::parse("fp8-cp16,fp8-nocvt,fp8-nocopy");
-  EXPECT_TRUE(f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy);
+  EXPECT_TRUE(none.fp8_copy16);  // the default since entry 11
+  EXPECT_FALSE(none.fp8_skip_convert || none.fp8_skip_copy || none.cp_async_kv);
+  const Experiment f = Experiment::parse("fp8-cp8,fp8-nocvt,fp8-nocopy,cpasync");
+  EXPECT_TRUE(!f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy && f.cp_async_kv);
   EXPECT_EQ(f.loop_flags, -1);
 }
 
@@ -186,19 +187,28 @@ TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
   EXPECT_EQ(decode_variant_tile(kNumDecodeVariants + 1).block_m, 0);
 }
 
-TEST(TileTable, PrefillVariantTilesFitAndDoNotShadowDecodeVariants) {
-  for (int v = 1; v <= kNumPrefillVariants; ++v) {
-    const TileShape t = variant_tile(kPrefillVariantBase + v);
-    const TileShape base = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, t.fp8_kv);
-    EXPECT_EQ(base.block_m, 128) << v;  // replaces a prefill tile of the table
-    EXPECT_EQ(t.block_n % 16, 0);
-    EXPECT_LE(t.block_n, 256);  // one TMA box of block_n rows
-    const int per_cta = tile_smem_bytes(t) + 32 * t.block_n + 8 * (1 + 4 * t.stages) + 1024;
-    EXPECT_LE(t.ctas_per_sm * per_cta, 233472) << v;
+TEST(TileTable, TmaBoxRowsStartOnSwizzleAtomsAndNeverStraddlePages) {
+  EXPECT_EQ(kv_tma_box_rows(false, 1, 128), 128);  // dense: whole blocks
+  EXPECT_EQ(kv_tma_box_rows(false, 1, 80), 80);
+  EXPECT_EQ(kv_tma_box_rows(true, 16, 128), 16);
+  EXPECT_EQ(kv_tma_box_rows(true, 256, 128), 128);
+  EXPECT_EQ(kv_tma_box_rows(true, 64, 80), 16);
+  EXPECT_EQ(kv_tma_box_rows(true, 64, 112), 16);
+  EXPECT_EQ(kv_tma_box_rows(true, 8, 112), 8);
+  EXPECT_EQ(kv_tma_box_rows(true, 1, 128), 0);  // below one atom: cp.async
+  EXPECT_EQ(kv_tma_box_rows(true, 4, 128), 0);
+  EXPECT_EQ(kv_tma_box_rows(true, 12, 128), 0);
+  EXPECT_EQ(kv_tma_box_rows(true, 0, 128), 0);
+  for (const TileShape& t : kTileShapes) {
+    for (int page = 1; page <= 1024; ++page) {
+      const int r = kv_tma_box_rows(true, page, t.block_n);
+      if (r == 0) continue;
+      EXPECT_EQ(r % 8, 0);
+      EXPECT_EQ(page % r, 0) << page;         // a box inside one page
+      EXPECT_EQ(t.block_n % r, 0) << page;    // whole boxes per block
+      EXPECT_LE(t.block_n / r, 32) << page;  // one lane of the producer warp per box
+    }
   }
-  EXPECT_EQ(variant_tile(kPrefillBn160Variant).block_n, 160);
-  for (int v = 1; v <= kNumDecodeVariants; ++v) EXPECT_EQ(variant_tile(v).block_n, decode_variant_tile(v).block_n);
-  EXPECT_EQ(variant_tile(kPrefillVariantBase + kNumPrefillVariants + 1).block_m, 0);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

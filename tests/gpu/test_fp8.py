@@ -9,8 +9,9 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-cp16"; "none" skips), with the same seed. One value by hand:
-    FLASHSEEK_EXPERIMENT=fp8-cp16 python -m pytest tests/gpu/test_fp8.py -q
+"fp8-cp8", the 8-byte copy path the default leaves for unaligned rows; "none" skips), with the same seed. One
+value by hand:
+    FLASHSEEK_EXPERIMENT=fp8-cp8 python -m pytest tests/gpu/test_fp8.py -q
 The diagnostic tokens fp8-nocvt / fp8-nocopy give wrong results by design and are not tested."""
 
 import os
@@ -266,7 +267,7 @@ def test_rejections_name_the_argument():
 # ---- the same module under each fp8 producer variant (a subprocess each: the variable is read once) -----------
 
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
-    v.replace("+", ",") for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-cp16").split(",")
+    v.replace("+", ",") for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-cp8").split(",")
     if v and v != "none"]
 
 

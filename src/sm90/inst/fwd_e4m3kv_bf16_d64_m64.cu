@@ -3,5 +3,5 @@
 
 namespace flashseek::sm90 {
 template cudaError_t launch_attention_fwd<FwdKernelTraits<__nv_bfloat16, 64, 64, 64, true>>(
-    const FwdParams&, int, int, cudaStream_t);
+    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);
 }  // namespace flashseek::sm90

@@ -5,18 +5,9 @@
 
 #include <cstdint>
 
+#include "tma_descriptor.h"
+
 namespace flashseek::sm90 {
-
-// Layout-compatible with CUtensorMap (64-byte aligned, 128 bytes), without including the driver header here.
-struct alignas(64) TmaDescriptor {
-  uint64_t opaque[16];
-};
-
-// The K and V tensor maps of a dense (varlen) K/V: 3D (head dim, KV head, token row), box (64, 1, block_n).
-struct KvTensorMaps {
-  TmaDescriptor k;
-  TmaDescriptor v;
-};
 
 __device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
@@ -38,7 +29,7 @@ __device__ __forceinline__ void mbarrier_arrive_count(uint32_t bar, uint32_t cou
       : "memory");
 }
 
-// One box of a 2D / 3D tensor map at element coordinates (c0 innermost) into shared memory at `dst` (aligned as
+// One box of a 2D / 3D / 4D tensor map at element coordinates (c0 innermost) into shared memory at `dst` (aligned as
 // the map's swizzle needs: 1024 bytes for the 128-byte swizzle); out-of-range elements are written as zeros.
 // The barrier's phase completes once the box's bytes have landed (with its arrivals).
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tmap, int c0, int c1, uint32_t bar) {
@@ -54,6 +45,15 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int 
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
       "[%5];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* tmap, int c0, int c1, int c2, int c3,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
 

@@ -1,0 +1,93 @@
+"""The TMA producer (src/sm90/producer_tma.h, the default for 16-bit K/V) against the cp.async producer
+(FLASHSEEK_EXPERIMENT=cpasync, run in a child process: the variable is read once per process). Both fill the
+same shared-memory tiles, so out and LSE must agree bit for bit, on every K/V layout the TMA producer describes:
+dense varlen rows, paged NHD and HND caches with boxes of 8, 16 and 128 rows (page sizes 8, 16, 64 against
+block_n 80 / 112 / 128, and 256), batched caches (cache_batch_idx, left padding), and the layouts that fall back
+to cp.async (page sizes 1 and 4, left padding that misaligns a paged sequence). Each case must also pass the fp32
+reference (so a shared mistake in both producers still fails)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+if __name__ != "__main__":
+    from gpu_support import assert_passes, require_kernels, session_seed
+
+    require_kernels()
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
+from flashseek.testing.inputs import make_inputs  # noqa: E402
+from flashseek.testing.run import call_flashseek, run_scenario  # noqa: E402
+
+_lse = dict(return_lse=True)
+CASES = [
+    make_scenario("prefill-varlen", "L8", "q257_q1k_q63_q4093", suffix=["varlen"], kv_layout="varlen", **_lse),
+    make_scenario("prefill-varlen", "VIT72", "4q729", suffix=["varlen", "noncausal"], kv_layout="varlen",
+                  causal=False, **_lse),
+    make_scenario("prefill-dense", "G9", "2q1000", suffix=["varlen", "d256"], kv_layout="varlen", **_lse),
+    make_scenario("prefill-dense", "MLAp16", "2q1000", suffix=["varlen", "d192x128"], kv_layout="varlen", **_lse),
+    make_scenario("decode-paged", "L8", "16q1s2000", suffix=["p16"], **_lse),
+    make_scenario("decode-paged", "L8", "16q1s2000", suffix=["p16", "hnd"], hnd=True, **_lse),
+    make_scenario("spec-decode", "G9", "8q4s1500", suffix=["p64", "d256"], page_size=64, **_lse),
+    make_scenario("mixed", "MLAp16", "q700_8q1s1200", suffix=["p64", "d192"], page_size=64, **_lse),
+    make_scenario("decode-paged", custom_heads(16, 4, 192), "8q1s1500", suffix=["p8", "d192"], page_size=8,
+                  **_lse),
+    make_scenario("decode-paged", "L70", "8q1s3000", suffix=["p256"], page_size=256, **_lse),
+    make_scenario("decode-splitkv", "L70t8", "q1s20000_q1s77", suffix=["p16", "splits8"], num_splits=8, **_lse),
+    make_scenario("sliding-window", "OSS", "q1500_8q1s2000", suffix=["p16", "w128"], window=(127, 0), **_lse),
+    make_scenario("kvcache", "L8", "8q1s1500", suffix=["batched", "batch-idx"], kv_layout="batched",
+                  cache_batch_idx=True, entry="kvcache", **_lse),
+    make_scenario("kvcache", "L8", "8q1s1500", suffix=["batched", "leftpad"], kv_layout="batched", leftpad=True,
+                  entry="kvcache", **_lse),
+    make_scenario("kvcache", "L8", "8q1s1500", suffix=["p16", "leftpad"], leftpad=True, entry="kvcache", **_lse),
+    make_scenario("kvcache", "L8", "8q1s1000", suffix=["p1"], page_size=1, entry="kvcache", **_lse),
+    make_scenario("kvcache", "L8", "8q1s1000", suffix=["p4"], page_size=4, entry="kvcache", **_lse),
+    make_scenario("prefill-varlen", "L8", "q300_q129", suffix=["varlen", "fp16"], kv_layout="varlen",
+                  dtype="fp16", **_lse),
+]
+
+
+def _outputs(seed):
+    """{case name: (out, lse)} of every case on inputs from `seed`, as int16 / int32 bit patterns on the CPU."""
+    result = {}
+    for s in CASES:
+        out, lse = call_flashseek(s, make_inputs(s, "cuda", seed=seed))
+        torch.cuda.synchronize()
+        result[s.name] = (out.contiguous().view(torch.int16).cpu(),
+                          None if lse is None else lse.contiguous().view(torch.int32).cpu())
+    return result
+
+
+@pytest.fixture(scope="module")
+def cp_async_outputs():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cpasync.pt"
+        env = dict(os.environ, FLASHSEEK_EXPERIMENT="cpasync")
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(path), str(session_seed())],
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"cp.async child failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        return torch.load(path)
+
+
+@pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
+def test_tma_producer_matches_cp_async_bitwise(scenario, cp_async_outputs):
+    seed = session_seed()
+    run = run_scenario(scenario, "cuda", seed)
+    assert_passes(scenario, run.result, seed)
+    out, lse = call_flashseek(scenario, make_inputs(scenario, "cuda", seed=seed))
+    torch.cuda.synchronize()
+    ref_out, ref_lse = cp_async_outputs[scenario.name]
+    got = out.contiguous().view(torch.int16).cpu()
+    differ = (got != ref_out).sum().item()
+    assert differ == 0, f"{scenario.name}: {differ} of {got.numel()} output elements differ from the cp.async producer"
+    if ref_lse is not None:
+        assert torch.equal(lse.contiguous().view(torch.int32).cpu(), ref_lse), f"{scenario.name}: LSE differs"
+
+
+if __name__ == "__main__":  # the child: python test_tma_producer.py OUT_PATH SEED (under FLASHSEEK_EXPERIMENT)
+    torch.save(_outputs(int(sys.argv[2])), sys.argv[1])
