@@ -67,6 +67,18 @@ def test_runner_records(fake):
     assert doc["summary"]["correct"] == 3 and doc["summary"]["unsupported"] == 1
 
 
+def test_runner_times_the_bf16_twin_of_an_fp8_scenario(fake):
+    if getattr(torch, "float8_e4m3fn", None) is None:
+        pytest.skip("this torch has no float8_e4m3fn")
+    ceil = {"hbm_GBps": 4000.0, "bf16_TFLOPs": 700.0}
+    s = g.make_scenario("fp8", H, "4q1s37", suffix=["x"], dtype="e4m3", descale="random", page_size=8)
+    r = evaluate(s, HostTimer(), ceil, [], None, seed=3, device="cpu")
+    assert r["correct"] and r["us"] > 0, r
+    assert r["bf16_twin_us"] > 0 and "bf16_twin_error" not in r, r
+    assert r["fp8_goal"] is None  # 37 keys: neither goal's shape
+    assert summarize([r])["fp8_goals"]["decode"]["scenarios"] == 0
+
+
 SDPA_CASES = [
     g.make_scenario("decode-paged", H, "4q1s37", suffix=["u"], page_size=8),  # uniform, no mask needed
     g.make_scenario("spec-decode", H, "4q3s20", suffix=["u"], page_size=8),  # uniform, bottom-right mask

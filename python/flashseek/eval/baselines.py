@@ -128,9 +128,14 @@ def _cumsum(xs: List[int]) -> List[int]:
     return out
 
 
-def _common_checks(s: Scenario, inputs: Inputs) -> None:
+def _common_checks(s: Scenario, inputs: Inputs, name: Optional[str] = None) -> None:
+    """Why no baseline (or not `name`) can run this scenario; nothing when some can."""
     if s.has_fp8:
-        raise NotComparable("fp8 scenario: baselines here take bf16/fp16")
+        if not s.is_fp8:
+            raise NotComparable("fp8 cache with a 16-bit q: no baseline here takes that (vLLM's FA3 takes q, k and v "
+                                "all e4m3)")
+        if name not in (None, "vllm"):
+            raise NotComparable("fp8 scenario: this baseline takes bf16/fp16 only")
     if s.q_v or s.cp_world_size > 1:
         raise NotComparable("MLA decode / context parallel: no baseline does this call")
     if any(q == 0 or k == 0 for q, k in s.seqs):
@@ -425,7 +430,7 @@ _BUILDERS = {"cudnn": _cudnn, "fa2": _fa2, "flex": _flex, "fa3": _fa3, "vllm": _
 def prepare(name: str, s: Scenario, inputs: Inputs, dense: Dense, ref_out: torch.Tensor) -> Prepared:
     """Build the baseline's call and check, once and outside timing, that it computes what we compute.
     Raises NotComparable (with the reason) or whatever the baseline raised."""
-    _common_checks(s, inputs)
+    _common_checks(s, inputs, name)
     prep = _BUILDERS[name](s, inputs, dense)
     try:
         first = prep.fn()

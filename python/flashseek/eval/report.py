@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from flashseek.eval.fp8_goals import report_lines as fp8_report_lines
 from flashseek.eval.stats import geomean, median
 
 SCHEMA_FIELDS = ("name", "family", "correct", "err", "err_bound", "us", "us_spread", "host_us", "baselines",
@@ -292,6 +293,7 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
               f"- worst: {summary['worst']['name']} at {summary['worst']['speedup']:.3f}" if summary["worst"]
               else "- worst: none (no comparable baseline ran)", ""]
     lines += ["## Per family", ""] + _family_table(summary) + [""]
+    lines += fp8_report_lines(records)
     for p in plots:
         lines.append(f"![{p}]({p})")
     lines += ["", "## Scenarios, worst first", "",

@@ -10,6 +10,7 @@ from typing import Dict, Optional, Sequence
 import torch
 
 from flashseek.eval import baselines as bl
+from flashseek.eval import fp8_goals
 from flashseek.eval.roofline import roofline_fields
 from flashseek.eval.stats import speedup
 from flashseek.eval.timing import DeviceTimer
@@ -62,6 +63,8 @@ def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Se
     rec.update({k: _num(v) if isinstance(v, float) else v
                 for k, v in roofline_fields(s, rec["us"], ceilings["hbm_GBps"], ceilings["bf16_TFLOPs"]).items()})
     _free(run)
+    if rec["us"] is not None and s.family == "fp8":
+        _time_bf16_twin(s, timer, seed, device, rec)  # after ours and the baselines: its inputs in their place
     return rec
 
 
@@ -81,6 +84,25 @@ def _time_ours(s: Scenario, run, timer: DeviceTimer, rec: dict) -> None:
         rec["timed_output_matches_checked"] = bool(same)
         if not same and out.shape == checked.shape:
             rec["timed_output_max_diff"] = _num(float((out.float() - checked.float()).abs().max().item()))
+
+
+def _time_bf16_twin(s: Scenario, timer: DeviceTimer, seed: int, device: str, rec: dict) -> None:
+    """Issue #5's ratios: the same call with bf16 q, k and v, checked and timed in this run (fp8_goals.py)."""
+    rec["fp8_goal"] = fp8_goals.goal_of(s)
+    twin = fp8_goals.twin_of(s)
+    run = run_scenario(twin, device, seed)
+    try:
+        if not run.result.correct:
+            rec["bf16_twin_error"] = (run.result.reason or run.result.error or "wrong")[:300]
+            return
+        twin_rec: dict = {}
+        _time_ours(twin, run, timer, twin_rec)
+        rec["bf16_twin_us"] = twin_rec.get("us")
+    except Exception as exc:
+        rec["bf16_twin_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        _sync(device)
+    finally:
+        _free(run)
 
 
 def _time_baselines(s: Scenario, run, timer: DeviceTimer, rec: dict, names: Sequence[str],

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Optional, Sequence
 
+from flashseek.eval.fp8_goals import summarize_fp8
+
 
 def geomean(values: Iterable[float]) -> Optional[float]:
     vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
@@ -66,7 +68,7 @@ def summarize(records: List[dict]) -> dict:
             "with_baseline": len(sp),
             "median_roofline_frac": median([r.get("roofline_frac") for r in rs if r.get("roofline_frac")]),
         }
-    return {
+    doc = {
         "total": len(records),
         "correct": sum(1 for r in records if r.get("correct")),
         "errors": sum(1 for r in records if r.get("error")),
@@ -77,3 +79,7 @@ def summarize(records: List[dict]) -> dict:
         "worst": None if worst is None else {"name": worst["name"], "speedup": worst["speedup"]},
         "per_family": per_family,
     }
+    fp8 = summarize_fp8(records)
+    if fp8 is not None:
+        doc["fp8_goals"] = fp8
+    return doc
