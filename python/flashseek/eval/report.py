@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from flashseek.eval import targets
 from flashseek.eval.fp8_goals import report_lines as fp8_report_lines
 from flashseek.eval.stats import geomean, median
 
@@ -69,7 +70,7 @@ def results_document(meta: dict, records: List[dict], summary: dict) -> dict:
         scenarios.append(rec)
     doc = dict(meta)
     doc["scenarios"] = scenarios
-    doc["summary"] = summary
+    doc["summary"] = dict(summary, targets=targets.summary_block(records, summary, meta.get("trivial_op_host_us")))
     return _clean(doc)
 
 
@@ -293,6 +294,7 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
               f"- worst: {summary['worst']['name']} at {summary['worst']['speedup']:.3f}" if summary["worst"]
               else "- worst: none (no comparable baseline ran)", ""]
     lines += ["## Per family", ""] + _family_table(summary) + [""]
+    lines += targets.report_lines(records, summary, meta.get("trivial_op_host_us"))
     lines += fp8_report_lines(records)
     for p in plots:
         lines.append(f"![{p}]({p})")

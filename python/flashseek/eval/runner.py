@@ -10,7 +10,7 @@ from typing import Dict, Optional, Sequence
 import torch
 
 from flashseek.eval import baselines as bl
-from flashseek.eval import fp8_goals
+from flashseek.eval import fp8_goals, targets
 from flashseek.eval.roofline import roofline_fields
 from flashseek.eval.stats import speedup
 from flashseek.eval.timing import DeviceTimer
@@ -28,7 +28,7 @@ def _base_record(s: Scenario) -> dict:
     return {"name": s.name, "family": s.family, "correct": False, "err": None, "err_bound": None, "us": None,
             "us_spread": None, "host_us": None, "baselines": {}, "not_comparable": {}, "speedup": None,
             "roofline_frac": None, "timing_mode": s.timing, "heads": s.heads, "batch": s.batch,
-            "dtype": s.dtype, "num_seqs": s.batch_size, "total_q": s.total_q}
+            "dtype": s.dtype, "num_seqs": s.batch_size, "total_q": s.total_q, **targets.scenario_fields(s)}
 
 
 def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Sequence[str],

@@ -1,0 +1,75 @@
+"""Issue #6's targets as the evaluator checks them (flashseek/eval/targets.py), on hand-made records whose verdicts
+are known: each target met, missed, or not checked when the run has no scenario of its shape."""
+
+from flashseek.eval import stats, targets
+from flashseek.eval.report import results_document, write_report
+from flashseek.testing import grid as g
+
+
+def _rec(name, family, **kw):
+    r = {"name": name, "family": family, "correct": True, "speedup": None, "baselines": {}, "not_comparable": {},
+         "dtype": "bf16"}
+    r.update(kw)
+    if r.get("speedup") is not None and r.get("us"):
+        r["baselines"] = {"cudnn": r["us"] * r["speedup"]}  # the fastest baseline the speedup came from
+    return r
+
+
+RECORDS = [
+    _rec("prefill-dense/L8/q8k", "prefill-dense", speedup=0.9, us=1000.0, tflops=620.0, head_dim=128, causal=True,
+         min_q=8192),                                                                      # 620 >= 600: met
+    _rec("prefill-dense/OSS/q8k", "prefill-dense", speedup=0.75, us=1500.0, tflops=400.0, head_dim=64, causal=True,
+         min_q=8192),                                                                      # 400 < 470: missed
+    _rec("prefill-dense/L8/q1k", "prefill-dense", speedup=1.1, us=40.0, tflops=300.0, head_dim=128, causal=True,
+         min_q=1024),                                                                      # not 8k: not held
+    _rec("decode-paged/L8/128q1s8k/p16", "decode-paged", speedup=1.05, us=1000.0, kv_bytes=4.3e9, hbm_frac=0.95,
+         total_q=128, host_us=900.0),
+    _rec("decode-paged/L8/128q1s8k/p64", "decode-paged", speedup=1.0, us=900.0, kv_bytes=4.3e9, hbm_frac=0.99,
+         total_q=128, host_us=800.0),                                                      # p16 1.11x p64: missed
+    _rec("decode-paged/OSSt8/8q1s1k/p16", "decode-paged", speedup=0.7, us=12.0, kv_bytes=4e6, hbm_frac=0.1,
+         total_q=8, host_us=25.0),                                                         # host 2.5x: missed
+    _rec("decode-splitkv/L8/q1s128k/p16/splits0", "decode-splitkv", speedup=0.85, us=160.0, kv_bytes=5.4e8,
+         hbm_frac=0.8, total_q=1, host_us=150.0),                                          # 0.80 < 0.85: missed
+]
+
+
+def test_each_target():
+    summary = stats.summarize(RECORDS)
+    got = {t["target"]: t for t in targets.check_targets(RECORDS, summary, trivial_us=10.0)}
+    assert got["parity"]["met"] is False  # geomean < 1 and scenarios below 0.8
+    assert {r["name"] for r in got["parity"]["rows"]} == {"prefill-dense/OSS/q8k", "decode-paged/OSSt8/8q1s1k/p16"}
+    assert got["prefill"]["met"] is False and got["prefill"]["scenarios"] == 2
+    assert [r["met"] for r in sorted(got["prefill"]["rows"], key=lambda r: r["name"])] == [True, False]
+    assert got["decode"]["scenarios"] == 3 and got["decode"]["met"] is False
+    assert got["page size"]["scenarios"] == 1 and got["page size"]["met"] is False
+    assert abs(got["page size"]["rows"][0]["value"] - 1000 / 900) < 1e-9
+    assert got["host"]["scenarios"] == 1 and got["host"]["met"] is False
+
+
+def test_met_and_unchecked():
+    recs = [_rec("decode-paged/L8/128q1s8k/p16", "decode-paged", speedup=1.2, us=100.0, kv_bytes=4.3e9,
+                 hbm_frac=0.9, total_q=128)]
+    got = {t["target"]: t for t in targets.check_targets(recs, stats.summarize(recs), trivial_us=None)}
+    assert got["parity"]["met"] is True and got["decode"]["met"] is True
+    assert got["prefill"]["met"] is None and got["page size"]["met"] is None and got["host"]["met"] is None
+
+
+def test_report_and_json(tmp_path):
+    summary = stats.summarize(RECORDS)
+    meta = {"git_sha": "x", "dirty": False, "gpu": "H200", "when": "now", "command": "c", "trivial_op_host_us": 10.0,
+            "roofline": {"hbm_GBps": 4000, "bf16_TFLOPs": 700}, "timing_method": "events"}
+    write_report(tmp_path / "r.md", meta, RECORDS, summary, {})
+    text = (tmp_path / "r.md").read_text()
+    section = text[text.index("## Issue #6 targets"):]
+    assert "- **prefill**: NOT met. 1 of 2 at their TFLOP/s target." in section
+    assert "  - prefill-dense/OSS/q8k: 400 (goal >= 470 TF/s)" in section
+    assert "- **page size**: NOT met." in section
+    doc = results_document(meta, RECORDS, summary)
+    assert doc["summary"]["targets"]["host"] == {"met": False, "scenarios": 1,
+                                                 "detail": "trivial op 10.0 us per eager call; 1 small decodes"}
+
+
+def test_scenario_fields():
+    s = g.make_scenario("prefill-varlen", "L8", "q257_q1k", suffix=["x"], causal=False)
+    f = targets.scenario_fields(s)
+    assert f == {"head_dim": 128, "causal": False, "page_size": 16, "min_q": 257, "max_k": 1024}
