@@ -64,6 +64,21 @@ def flops(causal, value):
     return f / 2 if value == "1667" else f  # one consumer: 64 of each CTA's 128 rows
 
 
+def time_cold(torch, fn, flush, reps):
+    """Median and quartiles (us) of `reps` launches, each after zeroing a 256 MB buffer (cold L2), CUDA events."""
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e3)
+    times.sort()
+    return {"us": times[len(times) // 2], "q1": times[len(times) // 4], "q3": times[3 * len(times) // 4]}
+
+
 def check_outputs(flashseek, torch, causal):
     """The correctness batch (CHECK_SEQLENS): (sha1 of the bf16 output, max |out - fp32 reference|)."""
     import hashlib
@@ -138,17 +153,7 @@ def child(args):
             fn()
         torch.cuda.synchronize()
         digest = out.float()
-        times = []
-        for _ in range(args.reps):
-            flush.zero_()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) * 1e3)
-        times.sort()
-        results[case] = {"us": times[len(times) // 2], "q1": times[len(times) // 4], "q3": times[3 * len(times) // 4]}
+        results[case] = time_cold(torch, fn, flush, args.reps)
         if args.tag in EXACT or args.tag in APPROX:
             # Fingerprint of the whole output (bitwise) and every 97th token row for a max-difference readout.
             import hashlib
@@ -179,17 +184,7 @@ def cudnn_child(args):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=case == "causal")
         for _ in range(3):
             fn()
-        times = []
-        for _ in range(args.reps):
-            flush.zero_()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) * 1e3)
-        times.sort()
-        results[case] = {"us": times[len(times) // 2], "q1": times[len(times) // 4], "q3": times[3 * len(times) // 4]}
+        results[case] = time_cold(torch, fn, flush, args.reps)
     print(json.dumps(results))
 
 

@@ -13,22 +13,12 @@ block (block_n / 2 per thread plus 2 for the corrections) sit between the P*V is
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
+
+from check_sass import find_tool  # noqa: E402  (same folder: the one tool lookup)
 
 HGMMA_RS = re.compile(r"HGMMA\.\S+\s+R\d+,\s+R\d+,\s+gdesc")
-
-
-def find_tool(name):
-    candidates = [shutil.which(name), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", name)]
-    for site in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
-        candidates.append(os.path.join(site, "nvidia", "cu13", "bin", name))
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
 
 
 def read_sass(path):
