@@ -1,6 +1,7 @@
 // Launcher of the experiment variants (fwd_experiments.h) of the bf16 d128 block_m-128 tile.
 #include "fwd_experiments.h"
 #include "fwd_kernel.h"
+#include "fwd_persistent.h"
 
 namespace flashseek::sm90 {
 namespace {

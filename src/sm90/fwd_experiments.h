@@ -29,6 +29,8 @@ using ExperimentLoopFlags = LoopFlagList<
     // the exact rewrites left out (bitwise equal to the default)
     kLoopOverlap | kLoopSkipRescale,                                                //    3
     kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp,                             //  515
-    kLoopOverlap | kLoopSkipRescale | kLoopTreeMax>;                                // 1027
+    kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
+    // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
+    kExpBase | kLoopPersistent>;                                                    // 3587
 
 }  // namespace flashseek::sm90

@@ -1,0 +1,115 @@
+// The persistent forward kernel (experiment kLoopPersistent, docs/perf-log.md entry 14): one CTA per SM walks a
+// static schedule of the tiles the one-CTA-per-tile grid would launch (tile t, t + gridDim.x, ...). The stage
+// ring, its barriers and their phases carry over from tile to tile, so the producer streams the next tile's Q
+// and first K/V blocks while the consumers finish this tile's last P*V and epilogue: the consumers release Q
+// (q_empty) after their last QK^T, and stage O in a tile of their own instead of in Q. A short tile (a few key
+// blocks: sliding windows, 512-token sequences) then no longer pays barrier init, the first loads' latency and
+// the CTA switch with nothing to overlap them.
+// Built for the 16-bit two-consumer tiles with the TMA producer only; where TMA cannot stream every tile
+// (kv_tma_rows 0, a paged cache with left padding) the launcher runs the one-CTA-per-tile kernel.
+#pragma once
+
+#include "fwd_kernel.h"
+
+namespace flashseek::sm90 {
+
+template <class Traits, int kLoopFlags>
+__global__ void __launch_bounds__(Traits::kThreads, 1)
+    attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,
+                                    int grid_m) {
+  static_assert(!Traits::kFp8Kv && Traits::kConsumerWarpgroups == 2 && Traits::kCtasPerSm == 1,
+                "the persistent kernel is built for the 16-bit two-consumer tiles");
+  static_assert((kLoopFlags & kStageSkipFlags) == 0, "no stage-skip variant of the persistent kernel");
+  static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t base = smem_addr(smem);
+  if (threadIdx.x == 0) {
+    if ((base & 1023) != 0) __trap();
+    mbarrier_init(base + Traits::q_full_barrier(), 128);
+    mbarrier_init(base + Traits::kPersistQEmptyBarrier, 4 * Traits::kConsumerWarpgroups);
+    for (int s = 0; s < Traits::kStages; ++s) {
+      mbarrier_init(base + Traits::k_full_barrier(s), 128);
+      mbarrier_init(base + Traits::v_full_barrier(s), 128);
+      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  // Both roles walk the same tiles and count the same key blocks (pipe) and Q tiles (q_count), each in its own
+  // loop: ptxas keeps a setmaxnreg only where the code after it is not shared with the other role.
+  const int grid_y = p.num_heads_kv * p.num_splits;
+  const int total = grid_m * grid_y * (p.flat_tiles ? 1 : p.batch);
+  auto for_each_tile = [&](auto&& body) {
+    int pipe = 0, q_count = 0;
+    for (int t = blockIdx.x; t < total; t += gridDim.x) {
+      const int m_index = t % grid_m;
+      const int rest = t / grid_m;
+      // Heaviest m blocks first (causal); the flat grid already orders them so inside resolve.
+      const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
+      TileWork w{};
+      if (!w.resolve<Traits>(p, bx, rest % grid_y, rest / grid_y, grid_m)) continue;
+      const int n_iters = w.n_end - w.n_begin;
+      body(w, n_iters, pipe, q_count);
+      if (n_iters > 0) {
+        pipe += n_iters;
+        ++q_count;
+      }
+    }
+  };
+
+  // The tile loop's state (schedule, sequence, mask) costs the producer registers the one-tile kernel does not
+  // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512).
+  constexpr int kProducerRegs = 56;
+  constexpr int kConsumerRegs = 224;
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register split");
+  const int warpgroup = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+  if (warpgroup == 0) {
+    warpgroup_reg_dealloc<kProducerRegs>();
+    for_each_tile([&](const TileWork& w, int n_iters, int pipe, int q_count) {
+      if (n_iters > 0) {
+        ProducerTma<Traits>::template run<true>(p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
+                                                smem, tid, pipe, q_count);
+      }
+    });
+    // Copies still in flight complete on their own; waiting keeps a retiring warp from leaving them behind.
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  } else {
+    warpgroup_reg_alloc<kConsumerRegs>();
+    for_each_tile([&](const TileWork& w, int, int pipe, int q_count) {
+      Consumer<Traits>::template run<kLoopFlags>(p, w.seq, w.mask, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
+                                                 w.split, smem, warpgroup - 1, tid, pipe, q_count & 1);
+    });
+  }
+}
+
+template <class Traits, int kLoopFlags>
+cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                            cudaStream_t stream) {
+  constexpr int kOneTileFlags = kLoopFlags & ~kLoopPersistent;
+  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) {
+    return launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
+  }
+  auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
+  static const cudaError_t attr_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
+  if (attr_status != cudaSuccess) return attr_status;
+  static const int num_sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+      n = 132;
+    }
+    return n;
+  }();
+  const long long total =
+      static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  if (total <= 0) return cudaSuccess;
+  const int grid = static_cast<int>(total < num_sms ? total : num_sms);
+  kernel<<<grid, Traits::kThreads, Traits::kPersistSmemBytes, stream>>>(p, maps, num_m_blocks);
+  return cudaGetLastError();
+}
+
+}  // namespace flashseek::sm90
