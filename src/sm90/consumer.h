@@ -223,7 +223,7 @@ struct Consumer {
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      qk(0);
+      qk(stage_of(0));
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
