@@ -103,10 +103,15 @@ struct FwdKernelTraits {
   // The persistent kernel (kLoopPersistent, fwd_persistent.h) adds, past the map above: an O staging tile (the
   // epilogue cannot stage in Q, which the producer refills for the next tile during this tile's last P*V and
   // epilogue) and the q_empty barrier (the consumers' release of Q after their last QK^T).
+  // Then the tile hand-off of the dynamic scheduler: two slots holding a tile index, each with a full barrier
+  // (the fetching thread's arrival) and an empty one (one arrival per warp that read it).
   using OTile = SwizzledTile<kBlockM, kDv>;
   static constexpr uint32_t kPersistOStagingOffset = (kSmemBytes + 1023) / 1024 * 1024;
   static constexpr uint32_t kPersistQEmptyBarrier = kPersistOStagingOffset + OTile::kBytes;
-  static constexpr uint32_t kPersistSmemBytes = kPersistQEmptyBarrier + sizeof(uint64_t);
+  static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
+  static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
+  static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }
