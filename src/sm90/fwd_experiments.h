@@ -33,4 +33,7 @@ using ExperimentLoopFlags = LoopFlagList<
     // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
     kExpBase | kLoopPersistent>;                                                    // 3587
 
+// The d64 tile: the persistent kernel only (the short-tile d64 prefills: sliding windows of gpt-oss).
+using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent>;
+
 }  // namespace flashseek::sm90

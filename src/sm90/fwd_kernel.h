@@ -107,12 +107,13 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   }
 }
 
-// The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 9 (loop flags with
-// bits from 4 up), compiled in their own translation units (fwd_experiments.h).
+// The bf16 block_m-128 tiles of d128 (the stage-skip matrix, docs/perf-log.md entry 9, and the persistent
+// kernel) and d64 (the persistent kernel) also have experiment variants, compiled in their own translation unit
+// (fwd_experiments.h).
 template <class Traits>
 constexpr bool has_experiment_variants() {
   return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
-         Traits::kD == 128 && Traits::kDv == 128;
+         Traits::kVariant == 0 && Traits::kD == Traits::kDv && (Traits::kD == 128 || Traits::kD == 64);
 }
 
 template <class Traits>

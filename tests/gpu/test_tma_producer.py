@@ -1,6 +1,6 @@
 """The TMA producer (src/sm90/producer_tma.h, the default for 16-bit K/V) against the cp.async producer
 (FLASHSEEK_EXPERIMENT=cpasync), and the persistent kernel (FLASHSEEK_EXPERIMENT=3587, src/sm90/fwd_persistent.h,
-bf16 d128 prefill tiles) against the one-CTA-per-tile kernel, each in a child process (the variable is read once
+bf16 d128 and d64 prefill tiles) against the one-CTA-per-tile kernel, each in a child process (the variable is read once
 per process). Each pair fills the same shared-memory tiles in the same order, so out and LSE must agree bit for
 bit, on every K/V layout the TMA producer describes:
 dense varlen rows, paged NHD and HND caches with boxes of 8, 16 and 128 rows (page sizes 8, 16, 64 against
@@ -56,6 +56,7 @@ CASES = [
     make_scenario("prefill-dense", "L8", "2q1000", suffix=["p16", "splits3"], num_splits=3, **_lse),
     make_scenario("prefill-varlen", "MHA", "16q512", suffix=["varlen", "noncausal"], kv_layout="varlen",
                   causal=False, **_lse),
+    make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64"], **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587"]
 
