@@ -63,8 +63,11 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   extern __shared__ __align__(1024) uint8_t smem[];
   constexpr bool kOneConsumer = (kLoopFlags & kLoopOneConsumer) != 0;
 
+  // The hardware starts CTAs in blockIdx order: the last m blocks (a causal sequence's heaviest) first, so the
+  // light ones fill the last wave (the flat grid's resolve does the same).
+  const int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
   TileWork w;
-  if (!w.resolve<Traits>(p, blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x)) return;
+  if (!w.resolve<Traits>(p, bx, blockIdx.y, blockIdx.z, gridDim.x)) return;
   const SequenceInfo& seq = w.seq;
   const AttentionMask& mask = w.mask;
   const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;
