@@ -18,7 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-FORWARD_KERNELS = ("attention_fwd_kernel", "mla_decode_kernel")
+FORWARD_KERNELS = ("attention_fwd_kernel", "attention_fwd_persistent_kernel", "mla_decode_kernel")
 # Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 9) may leave
 # both GEMMs out: they are held to the local-memory rule only.
 STAGE_SKIP_BITS = 4 | 8 | 16 | 32 | 64 | 128
@@ -87,7 +87,7 @@ def main(paths, min_kernels=0):
         ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
         if fp8:
             ok = ok and counts["E4M3"] > 0
-        elif "attention_fwd_kernel" in name:
+        elif "attention_fwd" in name:
             ok = ok and counts["TMA"] > 0  # 16-bit K/V: the TMA producer (sm90/producer_tma.h)
         if loop_flags(name) & STAGE_SKIP_BITS:
             ok = counts["LDL"] == 0 and counts["STL"] == 0

@@ -8,9 +8,10 @@
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
-//   N            bf16 d128 block_m-128 only: a main-loop variant (sm90::LoopFlags bits) listed in
-//                sm90/fwd_experiments.h (stage-skip matrix, exact rewrites left out; docs/perf-log.md entry 9);
-//                also loop=N; an unlisted value fails the launch
+//   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
+//                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
+//                entry 9; both: 3587 the persistent kernel, entries 14-15); also loop=N; an unlisted value fails
+//                the launch of those tiles
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)

@@ -120,10 +120,20 @@ struct Consumer {
     if (lane == 0) mbarrier_arrive(barrier);
   }
 
+  // kLoopPersistent (fwd_persistent.h): `pipe` is the number of key blocks this CTA consumed in earlier tiles
+  // (the stage ring continues across tiles) and `q_parity` the phase of this tile's Q; the warpgroup releases Q
+  // (q_empty) after its last QK^T and stages O in its own tile. Without it both are 0.
   template <int kFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
-                             int tid) {
+                             int tid, int pipe = 0, uint32_t q_parity = 0) {
+    constexpr bool kPersistent = (kFlags & kLoopPersistent) != 0;
+    const int pipe0 = kPersistent ? pipe : 0;
+    auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
+    auto release_q = [&](uint32_t base_addr, int ln) {
+      if constexpr (kPersistent) release(base_addr + Traits::kPersistQEmptyBarrier, ln);
+    };
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
@@ -208,27 +218,28 @@ struct Consumer {
       if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
-      mbarrier_wait(base + Traits::q_full_barrier(), 0);
-      mbarrier_wait(base + Traits::k_full_barrier(0), 0);
+      mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
+      mbarrier_wait(base + Traits::k_full_barrier(stage_of(0)), phase_of(0));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      qk(0);
+      qk(stage_of(0));
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
       fence_operands(s);
-      release(base + Traits::k_empty_barrier(0), lane);
+      release(base + Traits::k_empty_barrier(stage_of(0)), lane);
+      if (n_iters == 1) release_q(base, lane);
       float correction[2];
       softmax_step(n_end - 1, correction);
       convert_p(s, pf);
 
       for (int it = 1; it < n_iters; ++it) {
         const int n = n_end - 1 - it;
-        const int stage = it % Traits::kStages;
-        const uint32_t phase = (it / Traits::kStages) & 1;
-        const int prev_stage = (it - 1) % Traits::kStages;
-        const uint32_t prev_phase = ((it - 1) / Traits::kStages) & 1;
+        const int stage = stage_of(it);
+        const uint32_t phase = phase_of(it);
+        const int prev_stage = stage_of(it - 1);
+        const uint32_t prev_phase = phase_of(it - 1);
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
@@ -246,6 +257,7 @@ struct Consumer {
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
         release(base + Traits::k_empty_barrier(stage), lane);
+        if (it == n_iters - 1) release_q(base, lane);
         softmax_step(n, correction);
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
@@ -267,8 +279,8 @@ struct Consumer {
       }
 
       const int last = n_iters - 1;
-      const int stage = last % Traits::kStages;
-      mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
+      const int stage = stage_of(last);
+      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(last));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
@@ -281,8 +293,8 @@ struct Consumer {
     }
 
     softmax.reduce_sums();
-    Epilogue<Traits>::run(p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max,
-                          softmax.row_sum, row_tok, o, smem, wg, tid);
+    Epilogue<Traits>::template run<kPersistent>(p, seq, kv_head, row_begin, split, scale_log2, v_descale,
+                                                softmax.row_max, softmax.row_sum, row_tok, o, smem, wg, tid);
   }
 };
 

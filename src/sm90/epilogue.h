@@ -41,6 +41,10 @@ struct Epilogue {
   }
 
   // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
+  // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
+  // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
+  // previous tile's stores.
+  template <bool kOwnStaging = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
                              const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
@@ -88,15 +92,16 @@ struct Epilogue {
       }
     }
 
-    // Stage this warpgroup's 64 rows in its own rows of the Q tile.
-    const uint32_t q_tile = smem_addr(smem) + Traits::kQOffset;
+    // Stage this warpgroup's 64 rows in its own rows of the Q tile (or of the O staging tile).
+    if constexpr (kOwnStaging) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + wg, 128);
+    const uint32_t q_tile = smem_addr(smem) + (kOwnStaging ? Traits::kPersistOStagingOffset : Traits::kQOffset);
     const int tile_row0 = 64 * wg + 16 * warp + lane / 4;
 #pragma unroll
     for (int j = 0; j < Traits::kDv / 8; ++j) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const uint32_t word = pack_out(p, o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
-        const uint32_t addr = q_tile + Traits::QTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
+        const uint32_t addr = q_tile + Traits::OTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(word) : "memory");
       }
     }
@@ -113,7 +118,7 @@ struct Epilogue {
       if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
       const int h = kv_head * G + (packed - token * G);
       uint4 value;
-      const uint32_t addr = q_tile + Traits::QTile::chunk_offset(64 * wg + row, chunk);
+      const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                    : "r"(addr));

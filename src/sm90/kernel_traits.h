@@ -24,6 +24,7 @@ enum LoopFlags : int {
   kLoopOneConsumer = 128,    // consumer warpgroup 1 exits at once (half the rows; no pingpong)
   kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
   kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
+  kLoopPersistent = 2048,    // persistent CTAs over a static tile schedule (fwd_persistent.h; experiment only)
 };
 // Measured best (entry 9 and 13): -0.7..-1.5% time for the two rewrites beside the TMA producer.
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;
@@ -98,6 +99,19 @@ struct FwdKernelTraits {
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && KTile::kBytes % 1024 == 0 &&
                     VTile::kBytes % 1024 == 0,
                 "swizzle atoms need 1024-byte aligned tiles");
+
+  // The persistent kernel (kLoopPersistent, fwd_persistent.h) adds, past the map above: an O staging tile (the
+  // epilogue cannot stage in Q, which the producer refills for the next tile during this tile's last P*V and
+  // epilogue) and the q_empty barrier (the consumers' release of Q after their last QK^T).
+  // Then the tile hand-off of the dynamic scheduler: two slots holding a tile index, each with a full barrier
+  // (the fetching thread's arrival) and an empty one (one arrival per warp that read it).
+  using OTile = SwizzledTile<kBlockM, kDv>;
+  static constexpr uint32_t kPersistOStagingOffset = (kSmemBytes + 1023) / 1024 * 1024;
+  static constexpr uint32_t kPersistQEmptyBarrier = kPersistOStagingOffset + OTile::kBytes;
+  static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
+  static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
+  static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }
