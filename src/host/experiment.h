@@ -6,6 +6,8 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
+//   no-cta2      keep the one-CTA decode tile where the planner would take two CTAs per SM (grids of 1.5 waves
+//                and more without splits, bf16 d128; plan.cpp)
 //   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
@@ -32,6 +34,7 @@ struct Experiment {
   int split_cap = 0;     // 0: none
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
+  bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
@@ -59,6 +62,7 @@ struct Experiment {
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
+      else if (t == "no-cta2") e.auto_two_ctas = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;

@@ -78,6 +78,19 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.cap = experiment.split_cap;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
+  // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's
+  // streaming when there is a next CTA to run: measured 0.81 -> 0.89..0.95 of cuDNN on grids of 1.5 waves and
+  // more without splits, and a loss on shorter grids and with splits (perf-log entries 10, 16). bf16 d128 only
+  // (the only dtype and head dim it is built for).
+  const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * plan.num_m_blocks;
+  if (splits == 1 && plan.tile_variant == 0 && experiment.decode_tile == 0 && experiment.auto_two_ctas &&
+      !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 && tile.head_dim == 128 &&
+      tile.head_dim_v == 128 && 2 * grid_ctas >= 3LL * device.num_sms) {
+    const TileShape two_ctas = decode_variant_tile(1);
+    plan.tile_variant = 1;
+    plan.block_n = two_ctas.block_n;
+    tile = two_ctas;
+  }
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.
   const size_t row_bytes = static_cast<size_t>(in.num_heads_q) * (tile.head_dim_v + 1) * sizeof(float);

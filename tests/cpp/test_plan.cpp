@@ -169,6 +169,8 @@ TEST(Experiment, ParsesDecodeTileTokens) {
   EXPECT_EQ(Experiment::parse("pdl,tile=2").decode_tile, 2);
   EXPECT_EQ(Experiment::parse("cta2,splitcap=64").split_cap, 64);
   EXPECT_EQ(Experiment::parse("cta2").loop_flags, -1);
+  EXPECT_TRUE(Experiment::parse(nullptr).auto_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-cta2").auto_two_ctas);
 }
 
 TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
@@ -276,6 +278,39 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
       }
     }
   }
+}
+
+// The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
+// variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
+TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
+  DeviceInfo h200;
+  auto plan = [&](DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
+    SchedulerArgs s;
+    s.batch_size = batch;
+    s.max_seqlen_q = 1;
+    s.max_seqlen_k = seqlen_k;
+    s.num_heads_q = 4 * num_heads_kv;
+    s.num_heads_kv = num_heads_kv;
+    s.headdim = s.headdim_v = d;
+    s.cache_seqlens = tensor(DType::kInt32, {batch});
+    s.page_size = 16;
+    s.causal = true;
+    s.num_splits = num_splits;
+    s.qkv_dtype = dtype;
+    return make_plan(s, h200);
+  };
+  const LaunchPlan big = plan(DType::kBFloat16, 128, 8, 128, 2048, 0);  // 1024 CTAs
+  EXPECT_EQ(big.num_splits, 1);
+  EXPECT_EQ(big.tile_variant, 1);
+  EXPECT_EQ(big.block_n, decode_variant_tile(1).block_n);
+  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 1).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
+  EXPECT_EQ(plan(DType::kBFloat16, 24, 8, 128, 2048, 1).tile_variant, 0);   // 192 < 198
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
+  EXPECT_EQ(plan(DType::kFloat16, 128, 8, 128, 2048, 0).tile_variant, 0);
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, 0);
+  const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
+  EXPECT_GT(split.num_splits, 1);
+  EXPECT_EQ(split.tile_variant, 0);
 }
 
 TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
