@@ -59,8 +59,11 @@ __device__ __forceinline__ void pack_p_e4m3(const float (&s)[kSRegs], int kk, ui
 // (one per key: the keys chunk_key(4q .. 4q + 3) of one chunk), a 4 x 4 byte transpose (8 byte permutes), 4 32-bit
 // writes (one per head-dim row, the 4 bytes at k = 4q .. 4q + 3 of its chunk). Consecutive threads take
 // consecutive key quads of one head-dim quad, so a warp's writes fill whole rows (no bank conflict).
+// Keys from `valid_keys` on are written as zeros (rows past a sequence's end hold another sequence's or unused
+// slots' values, NaN included, and P = 0 times NaN would still be NaN).
 template <int kKeys, int kDv>
-__device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_smem, int tid, int threads) {
+__device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_smem, int tid, int threads,
+                                                 int valid_keys = kKeys) {
   using V = SwizzledTile8<kKeys, kDv>;
   using VT = SwizzledTile8<kDv, kKeys>;
   constexpr int kKeyQuads = kKeys / 4;
@@ -73,7 +76,8 @@ __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_sm
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int key = chunk_base + chunk_key((k0 & 31) + i);
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[i]) : "r"(v_smem + V::byte_offset(key, n0)));
+      r[i] = 0;
+      if (key < valid_keys) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[i]) : "r"(v_smem + V::byte_offset(key, n0)));
     }
     const uint32_t t0 = __byte_perm(r[0], r[1], 0x5140);  // r0.b0 r1.b0 r0.b1 r1.b1
     const uint32_t t1 = __byte_perm(r[2], r[3], 0x5140);
