@@ -184,10 +184,11 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 }
 
 // The native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) take a call whose padded
-// head dims are 128 / 128 with d and dv multiples of 16 (16-byte Q chunks) and whose e4m3 K and V a TMA map can
-// describe (as pairs of bytes: the 16-bit encoder with half the columns and strides); a paged sequence with left
-// padding could misalign its boxes, so that call keeps the converting tiles. FLASHSEEK_EXPERIMENT=fp8-convert
-// keeps them for every call. Returns the rows per box (FwdParams::kv_tma_rows), 0 for the converting tiles.
+// head dims are 128 / 128 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
+// whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
+// strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
+// every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
+// the converting tiles.
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   if (Experiment::get().fp8_convert || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
       p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != 128 || plan.head_dim_v_padded != 128 ||
@@ -196,6 +197,8 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
   }
   const bool paged = p.kv_layout == KVLayout::kPaged;
   if (paged && p.leftpad_k != nullptr) return 0;
+  // Q goes by 16-byte copies: every q row start 16-byte aligned.
+  if (reinterpret_cast<uintptr_t>(p.q) % 16 != 0 || p.q_row_stride % 16 != 0 || p.q_head_stride % 16 != 0) return 0;
   const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
   if (box_rows == 0) return 0;
   for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
