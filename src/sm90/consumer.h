@@ -25,6 +25,7 @@
 #include "kernel_traits.h"
 #include "mask.h"
 #include "prims/convert.h"
+#include "prims/fp8_fragments.h"
 #include "prims/mbarrier.h"
 #include "prims/wgmma.h"
 #include "seqlen.h"
@@ -35,23 +36,34 @@ namespace flashseek::sm90 {
 template <class Traits>
 struct Consumer {
   using Element = typename Traits::Element;
+  using Mma = typename Traits::MmaElement;  // the operand type of the GEMMs (e4m3 for native fp8 tiles)
+  static constexpr bool kNative = Traits::kFp8Native;
   static constexpr int kN = Traits::kBlockN;
   static constexpr int kSRegs = kN / 2;
-  static constexpr int kPRegs = kN / 4;
+  static constexpr int kPRegs = kNative ? kN / 8 : kN / 4;
   static constexpr int kORegs = Traits::kDv / 2;
+  // A wgmma step consumes 32 bytes of the K dimension: 16 16-bit or 32 e4m3 values.
+  static constexpr int kQkSteps = Traits::kD * Traits::kElementBytes / 32;
+  static constexpr int kPvSteps = kNative ? kN / 32 : kN / 16;
+  // P*V step kk's B operand: 16-bit V is MN-major (16 key rows per step); native V^T is K-major (32 key bytes per
+  // step, four to a 128-byte row, then the next column block).
+  __host__ __device__ static constexpr uint32_t pv_step_offset(int kk) {
+    return kNative ? (kk / 4) * Traits::VTile::kColumnBlockBytes + (kk % 4) * 32 : kk * 16 * Traits::VTile::kRowBytes;
+  }
+  static constexpr uint32_t kPvLeadingBytes = kNative ? 16 : Traits::VTile::kColumnBlockBytes;
 
-  // S = Q K^T over the head dim, 16 columns per wgmma; the first step overwrites S.
+  // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S.
   __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
     const uint32_t q_rows = smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
     const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
 #pragma unroll
-    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+    for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint32_t in_row = (ks % 4) * 32;
       const uint64_t desc_a =
           make_smem_desc_sw128(q_rows + (ks / 4) * Traits::QTile::kColumnBlockBytes + in_row, 16, 1024);
       const uint64_t desc_b =
           make_smem_desc_sw128(k_tile + (ks / 4) * Traits::KTile::kColumnBlockBytes + in_row, 16, 1024);
-      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
 
@@ -66,7 +78,7 @@ struct Consumer {
     const uint64_t q = make_smem_desc_sw128(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes, 16,
                                             1024);
     const uint64_t k = make_smem_desc_sw128(smem_base + Traits::kKOffset, 16, 1024);
-    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, Traits::VTile::kColumnBlockBytes, 1024);
+    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, kPvLeadingBytes, 1024);
     return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
                      static_cast<uint32_t>(q >> 32)};
   }
@@ -78,42 +90,52 @@ struct Consumer {
   __device__ __forceinline__ static void qk_gemm_pre(float (&s)[kSRegs], const DescBases& db, int stage) {
     const uint32_t k_lo = db.k_lo + stage * (Traits::KTile::kBytes >> 4);
 #pragma unroll
-    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+    for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint32_t in_row = (ks % 4) * 32;
       const uint64_t desc_a =
           desc_join(db.q_lo + (((ks / 4) * Traits::QTile::kColumnBlockBytes + in_row) >> 4), db.hi);
       const uint64_t desc_b = desc_join(k_lo + (((ks / 4) * Traits::KTile::kColumnBlockBytes + in_row) >> 4), db.hi);
-      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
   __device__ __forceinline__ static void pv_gemm_pre(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                      const DescBases& db, int stage, bool accumulate) {
     const uint32_t v_lo = db.v_lo + stage * (Traits::VTile::kBytes >> 4);
 #pragma unroll
-    for (int kk = 0; kk < kN / 16; ++kk) {
-      const uint64_t desc_b = desc_join(v_lo + ((kk * 16 * Traits::VTile::kRowBytes) >> 4), db.hi);
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.hi);
       const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
     }
   }
 
-  // O (+)= P V over the block's keys, 16 keys per wgmma.
+  // O (+)= P V over the block's keys, 16 (32 for native e4m3) keys per wgmma.
   __device__ __forceinline__ static void pv_gemm(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                  uint32_t smem_base, int stage, bool accumulate) {
     const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
 #pragma unroll
-    for (int kk = 0; kk < kN / 16; ++kk) {
-      const uint64_t desc_b =
-          make_smem_desc_sw128(v_tile + kk * 16 * Traits::VTile::kRowBytes, Traits::VTile::kColumnBlockBytes, 1024);
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const uint64_t desc_b = make_smem_desc_sw128(v_tile + pv_step_offset(kk), kPvLeadingBytes, 1024);
       const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
     }
   }
 
-  // Accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of wgmma.
+  // 16-bit: accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of
+  // wgmma. Native e4m3: each thread packs its own values (prims/fp8_fragments.h; V^T's keys follow that order).
   __device__ __forceinline__ static void convert_p(const float (&s)[kSRegs], uint32_t (&pf)[kPRegs]) {
+    if constexpr (kNative) {
 #pragma unroll
-    for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+      for (int kk = 0; kk < kN / 32; ++kk) {
+        uint32_t a[4];
+        pack_p_e4m3(s, kk, a);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) pf[4 * kk + i] = a[i];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+    }
   }
 
   __device__ __forceinline__ static void release(uint32_t barrier, int lane) {
@@ -195,7 +217,7 @@ struct Consumer {
         correction[0] = correction[1] = 1.f;
       } else {
         transform_scores(n);
-        softmax.template update<kTreeMax>(s, scale_log2, correction);
+        softmax.template update<kTreeMax, kNative ? 8 : 0>(s, scale_log2, correction);
       }
     };
 

@@ -18,6 +18,7 @@
 #include "prims/wgmma.h"
 #include "producer.h"
 #include "producer_fp8.h"
+#include "producer_fp8_native.h"
 #include "producer_tma.h"
 #include "seqlen.h"
 #include "tile_index.h"
@@ -83,6 +84,9 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       mbarrier_init(base + Traits::k_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
       mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
     }
+    if constexpr (Traits::kFp8Native) {
+      for (int r = 0; r < Traits::kRawStages; ++r) mbarrier_init(base + Traits::v_raw_full_barrier(r), 1);
+    }
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -92,7 +96,9 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   if (warpgroup == 0) {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_dealloc<Traits::kProducerRegs>();
     if (n_end > n_begin) {
-      if constexpr (Traits::kFp8Kv) {
+      if constexpr (Traits::kFp8Native) {
+        ProducerFp8Native<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      } else if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
         ProducerTma<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);

@@ -213,6 +213,28 @@ TEST(TileTable, TmaBoxRowsStartOnSwizzleAtomsAndNeverStraddlePages) {
   }
 }
 
+// The native e4m3 tiles (perf-log entry 17): the converting d128 tiles' block_n (splits and a token's result
+// agree between prefill and decode tiles and with the converting path's key blocks), 128-byte e4m3 rows.
+TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
+  for (const TileShape& t : kFp8NativeTiles) {
+    EXPECT_TRUE(t.fp8_native && t.fp8_kv);
+    EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
+    EXPECT_EQ(t.head_dim % 128, 0);
+    EXPECT_EQ(t.block_n % 128, 0);  // V^T rows are keys: whole 128-byte rows
+    EXPECT_GE(t.raw_stages, 2);
+    // Q (e4m3) + stages x (K + V^T) + raw V stages + row offsets + the 16-bit O staging tile + barriers.
+    const int smem = t.block_m * t.head_dim + t.stages * 2 * t.block_n * t.head_dim +
+                     t.raw_stages * t.block_n * t.head_dim_v + 32 * t.block_n + 1024 +
+                     t.block_m * t.head_dim_v * 2 + 8 * (1 + 4 * t.stages + t.raw_stages);
+    EXPECT_LE(smem, 232448) << t.block_m;
+  }
+  EXPECT_EQ(fp8_native_tile(128, 128, 128).block_m, 128);
+  EXPECT_EQ(fp8_native_tile(128, 128, 64).block_m, 64);
+  EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 0);
+  EXPECT_TRUE(Experiment::parse("fp8-convert").fp8_convert);
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_convert);
+}
+
 TEST(FastDiv, MatchesIntegerDivision) {
   std::mt19937 rng(7);
   for (uint32_t d : {1u, 2u, 3u, 4u, 7u, 8u, 16u, 48u, 64u, 96u, 100u, 128u, 255u, 4096u, 65537u}) {
