@@ -14,6 +14,8 @@
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
 //                entry 9; both: 3587 the persistent kernel, entries 14-15); also loop=N; an unlisted value fails
 //                the launch of those tiles
+//   no-persist   the one-CTA-per-tile kernel for the bf16 d64 / d128 prefill tiles (the persistent kernel, loop
+//                value 3587, is their default on this branch; docs/perf-log.md entries 14-15)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
@@ -36,6 +38,7 @@ struct Experiment {
   int split_cap = 0;     // 0: none
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
+  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
   bool cp_async_kv = false;
@@ -68,6 +71,7 @@ struct Experiment {
       else if (t == "no-cta2") e.auto_two_ctas = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
+      else if (t == "no-persist") e.persistent = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-convert") e.fp8_convert = true;

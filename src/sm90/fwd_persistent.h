@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "fwd_kernel.h"
+#include "launch.h"
 
 namespace flashseek::sm90 {
 
@@ -20,6 +21,8 @@ namespace flashseek::sm90 {
 // different slots (a ring), so no memset and no extra launch per call.
 constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
+
+static_assert(kPersistentLoopFlags == (kDefaultLoopFlags | kLoopPersistent), "the host's persistent loop value");
 
 template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1)

@@ -28,7 +28,7 @@ enum LoopFlags : int {
   kLoopOneConsumer = 128,    // consumer warpgroup 1 exits at once (half the rows; no pingpong)
   kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
   kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
-  kLoopPersistent = 2048,    // persistent CTAs over a static tile schedule (fwd_persistent.h; experiment only)
+  kLoopPersistent = 2048,    // persistent CTAs over a dynamic tile schedule (fwd_persistent.h)
 };
 // Measured best (entry 9 and 13): -0.7..-1.5% time for the two rewrites beside the TMA producer.
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;

@@ -10,6 +10,10 @@
 
 namespace flashseek::sm90 {
 
+// The main-loop value of the persistent kernel (kernel_traits.h kDefaultLoopFlags | kLoopPersistent; checked there),
+// for the host, which does not include the kernel headers.
+constexpr int kPersistentLoopFlags = 3587;
+
 // Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for the 16-bit compute type
 // `compute` (q's dtype; fp16 for an e4m3 q) and, with fp8_kv, an e4m3 K/V cache; when p.num_splits > 1 also the
 // combine of the splits (into p.out_type). Returns cudaErrorInvalidValue for a tile with no kernel.

@@ -58,7 +58,7 @@ CASES = [
                   causal=False, **_lse),
     make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64"], **_lse),
 ]
-EXPERIMENTS = ["cpasync", "3587"]
+EXPERIMENTS = ["cpasync", "3587", "no-persist"]
 
 
 def _outputs(seed):
