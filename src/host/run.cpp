@@ -187,10 +187,10 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 // head dims are 128 / 128 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
 // whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
-// every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
+// every call does unless FLASHSEEK_EXPERIMENT has fp8-native. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
 // the converting tiles.
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
-  if (Experiment::get().fp8_convert || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
+  if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
       p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != 128 || plan.head_dim_v_padded != 128 ||
       p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
     return 0;

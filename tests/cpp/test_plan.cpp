@@ -231,10 +231,11 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(fp8_native_tile(128, 128, 128).block_m, 128);
   EXPECT_EQ(fp8_native_tile(128, 128, 64).block_m, 64);
   EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 0);
-  EXPECT_TRUE(Experiment::parse("fp8-convert").fp8_convert);
+  EXPECT_TRUE(Experiment::parse("fp8-native").fp8_native);
+  EXPECT_FALSE(Experiment::parse("fp8-native,fp8-convert").fp8_native);
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_native);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_convert);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

@@ -9,8 +9,9 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-cp8,fp8-convert": the 8-byte copy path the default leaves for unaligned rows, and e4m3 q, k and v on the
-converting tiles instead of the native e4m3 ones; "none" skips), with the same seed. One value by hand:
+"fp8-cp8": the 8-byte copy path the default leaves for unaligned rows; "none" skips), with the same seed. The native
+e4m3 tiles (fp8-native) are opt-in and not in the default list: docs/perf-log.md entry 18 gives the cases where
+their reduced-precision accumulation exceeds the bounds. One value by hand:
     FLASHSEEK_EXPERIMENT=fp8-cp8 python -m pytest tests/gpu/test_fp8.py -q
 The diagnostic tokens fp8-nocvt / fp8-nocopy give wrong results by design and are not tested."""
 
@@ -267,7 +268,7 @@ def test_rejections_name_the_argument():
 # ---- the same module under each fp8 producer variant (a subprocess each: the variable is read once) -----------
 
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
-    v.replace("+", ",") for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-cp8,fp8-convert").split(",")
+    v.replace("+", ",") for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-cp8").split(",")
     if v and v != "none"]
 
 
