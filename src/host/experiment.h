@@ -14,8 +14,9 @@
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
 //                entry 9; both: 3587 the persistent kernel, entries 14-15); also loop=N; an unlisted value fails
 //                the launch of those tiles
-//   no-persist   the one-CTA-per-tile kernel for the bf16 d64 / d128 prefill tiles (the persistent kernel, loop
-//                value 3587, is their default on this branch; docs/perf-log.md entries 14-15)
+//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
+//                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
+//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)

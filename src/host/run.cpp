@@ -219,10 +219,11 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
-// kDefaultLoopFlags | kLoopPersistent = 3587) unless no-persist; tiles without that variant run their default.
-int loop_flags_of(const Experiment& e) {
+// kDefaultLoopFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
+// variant run their default.
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan) {
   if (e.loop_flags >= 0) return e.loop_flags;
-  return e.persistent ? sm90::kPersistentLoopFlags : -1;
+  return e.persistent && plan.persistent ? sm90::kPersistentLoopFlags : -1;
 }
 
 }  // namespace
@@ -254,7 +255,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, fp8_native, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
-                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get()),
+                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan),
                                   plan.tile_variant),
              "flashseek forward launch");
 }

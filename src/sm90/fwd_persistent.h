@@ -53,12 +53,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   }
   __syncthreads();
 
-  // Tiles in the order the counter hands them out: m blocks fastest, from the heaviest (a causal sequence's last;
-  // the flat grid's resolve already reverses), then KV heads (and splits), then sequences: the one-tile grid's
-  // launch order, so the CTAs in flight share one head's K/V in L2. KV heads fastest (the first version) kept
-  // 132 tiles of up to 32 heads in flight, whose K/V (32 MB and more) did not stay in L2: long tiles ran 5-12%
-  // slower than the one-tile kernel (entry 18). Dealing stays dynamic, so a light tile never waits behind a
-  // static round robin's heavy ones (entry 14).
+  // Tiles in the order the counter hands them out: KV heads (and splits) fastest, then m blocks from the
+  // heaviest (a causal sequence's last; the flat grid's resolve already reverses), then sequences; so every
+  // head's heaviest tiles start first (longest-first dealing, which a static round robin lacks: entry 14).
+  // Measured against m blocks fastest (the one-tile grid's order, K/V of one head in L2; entry 18): that order
+  // fixed a long non-causal MHA batch (+12% -> 0%) but gave back the wins on q1k prefills and mixed batches
+  // (-10% -> 0..+12%); the planner keeps long tiles on the one-tile kernel instead (LaunchPlan::persistent).
   const int grid_y = p.num_heads_kv * p.num_splits;
   const int grid_z = p.flat_tiles ? 1 : p.batch;
   const int total = grid_m * grid_y * grid_z;
@@ -92,10 +92,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     for (int k = 0;; ++k) {
       const int t = read_tile(k);
       if (t >= total) break;
-      const int m_index = t % grid_m;
-      const int rest = t / grid_m;
-      const int by = rest % grid_y;
-      const int bz = rest / grid_y;
+      const int by = t % grid_y;
+      const int rest = t / grid_y;
+      const int m_index = rest % grid_m;
+      const int bz = rest / grid_m;
       const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
       TileWork w{};
       const bool valid = w.resolve<Traits>(p, bx, by, bz, grid_m);
@@ -165,9 +165,9 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   const long long total =
       static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
   if (total <= 0) return cudaSuccess;
-  // A grid of one wave or less gives each CTA one tile: nothing to overlap, and the persistent kernel's tile fetch
-  // and counter reset cost 2-3 us there (lse cascade-p512, a 130-tile mixed batch: entry 18).
-  if (total <= num_sms) return launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
+  // Under 1.5 waves most CTAs get one tile: nothing to overlap, and the tile fetch and counter reset cost 1-3 us
+  // (lse cascade-p512 with 32 tiles, a 163-tile mixed batch with a w128 window: entry 18).
+  if (2 * total < 3LL * num_sms) return launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
   const int grid = static_cast<int>(total < num_sms ? total : num_sms);

@@ -328,8 +328,10 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(big.num_splits, 1);
   EXPECT_EQ(big.tile_variant, 1);
   EXPECT_EQ(big.block_n, decode_variant_tile(1).block_n);
-  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 1).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
-  EXPECT_EQ(plan(DType::kBFloat16, 24, 8, 128, 2048, 1).tile_variant, 0);   // 192 < 198
+  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 0).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
+  EXPECT_EQ(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).tile_variant, 0);   // 192 < 198
+  // num_splits = 1 from the caller (vLLM's batch-invariant mode) keeps one tile whatever the batch
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 128, 2048, 1).tile_variant, 0);
   EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
   EXPECT_EQ(plan(DType::kFloat16, 128, 8, 128, 2048, 0).tile_variant, 0);
   EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, 0);
@@ -372,6 +374,42 @@ TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
       EXPECT_EQ(call.num_splits, meta.num_splits) << d;
     }
   }
+}
+
+// The persistent-kernel rule (plan.cpp prefers_persistent): short tiles and mixed batches take it, long uniform
+// tiles keep the one-tile kernel (docs/perf-log.md entry 18's measured wins and losses).
+TEST(Plan, PersistentKernelForShortTilesAndMixedBatches) {
+  DeviceInfo h200;
+  // A varlen prefill of `batch` sequences, total_q query tokens, the longest max_q / max_k; L8 heads, d128.
+  auto plan = [&](int batch, int64_t total_q, int max_q, int max_k, bool causal, int window_left = -1,
+                  int window_right = -1, int hq = 32, int hkv = 8) {
+    AttentionArgs a;
+    a.q = tensor(DType::kBFloat16, {total_q, hq, 128});
+    a.k = tensor(DType::kBFloat16, {total_q, hkv, 128});
+    a.v = tensor(DType::kBFloat16, {total_q, hkv, 128});
+    a.out = tensor(DType::kBFloat16, {total_q, hq, 128});
+    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
+    a.cu_seqlens_k = tensor(DType::kInt32, {batch + 1});
+    a.max_seqlen_q = max_q;
+    a.max_seqlen_k = max_k;
+    a.causal = causal;
+    a.window_left = window_left;
+    a.window_right = window_right;
+    validate(a);
+    return make_plan(a, h200).persistent;
+  };
+  EXPECT_TRUE(plan(1, 1024, 1024, 1024, true));          // q1k causal: 4 key blocks per tile on average
+  EXPECT_TRUE(plan(8, 16384, 2048, 2048, true));         // 8q2k causal: 8
+  EXPECT_TRUE(plan(16, 8192, 512, 512, true));           // 16q512
+  EXPECT_TRUE(plan(1, 8192, 8192, 8192, true, 128));     // window 128
+  EXPECT_TRUE(plan(1, 8192, 8192, 8192, true, 1024));    // window 1024: 9 blocks
+  EXPECT_TRUE(plan(16, 11664, 729, 729, false));         // 729-token bidirectional
+  EXPECT_FALSE(plan(1, 8192, 8192, 8192, true));         // q8k causal: 32 blocks
+  EXPECT_FALSE(plan(1, 32768, 32768, 32768, true));      // q32k
+  EXPECT_FALSE(plan(8, 16384, 2048, 2048, false, -1, -1, 32, 32));  // 2k non-causal MHA: 16 blocks
+  EXPECT_FALSE(plan(1, 8192, 8192, 8192, true, 4096));   // window 4096: 33 blocks
+  EXPECT_TRUE(plan(513, 8704, 8192, 8192, true));        // q8k beside 512 decodes: mixed
+  EXPECT_TRUE(plan(4, 5434, 4093, 4093, false));         // q257, q1k, q63, q4093: mixed
 }
 
 }  // namespace
