@@ -221,9 +221,23 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
 // kDefaultLoopFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
 // variant run their default.
-int loop_flags_of(const Experiment& e, const LaunchPlan& plan) {
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
-  return e.persistent && plan.persistent ? sm90::kPersistentLoopFlags : -1;
+  if (!e.persistent || !plan.persistent) return -1;
+  // The calls the persistent kernel does not take (fwd_persistent.h) go to the one-tile kernel from here, so that
+  // no kernel is launched from two translation units (entry 18): K/V that TMA cannot stream every tile of, and
+  // grids under 1.5 waves.
+  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return -1;
+  static const int num_sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+      n = 132;
+    }
+    return n;
+  }();
+  const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  return 2 * tiles >= 3LL * num_sms ? sm90::kPersistentLoopFlags : -1;
 }
 
 }  // namespace
@@ -255,7 +269,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, fp8_native, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
-                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan),
+                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
                                   plan.tile_variant),
              "flashseek forward launch");
 }

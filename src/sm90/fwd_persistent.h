@@ -147,9 +147,16 @@ template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
   constexpr int kOneTileFlags = kLoopFlags & ~kLoopPersistent;
-  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) {
-    return launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
-  }
+  // The one-tile fallback, reached only when the persistent value is forced (FLASHSEEK_EXPERIMENT=3587; by
+  // default run.cpp sends these calls to the one-tile kernel itself). Its shared-memory limit is raised here on
+  // every call: launch_attention_fwd_one_tile raises it once per process, and with the same kernel instantiated in
+  // this translation unit and in inst/, a call from each side failed with "invalid argument" (entry 18).
+  auto one_tile = [&] {
+    const cudaError_t e = cudaFuncSetAttribute(attention_fwd_kernel<Traits, kOneTileFlags>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+    return e != cudaSuccess ? e : launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
+  };
+  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return one_tile();
   auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
@@ -167,7 +174,7 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   if (total <= 0) return cudaSuccess;
   // Under 1.5 waves most CTAs get one tile: nothing to overlap, and the tile fetch and counter reset cost 1-3 us
   // (lse cascade-p512 with 32 tiles, a 163-tile mixed batch with a w128 window: entry 18).
-  if (2 * total < 3LL * num_sms) return launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
+  if (2 * total < 3LL * num_sms) return one_tile();
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
   const int grid = static_cast<int>(total < num_sms ? total : num_sms);
