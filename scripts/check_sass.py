@@ -5,8 +5,8 @@ Disassembles with cuobjdump and checks, per kernel whose name contains attention
 (FORWARD_KERNELS): at least one
 HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
 Every forward kernel copies with cp.async (LDGSTS: query rows, partial blocks); the 16-bit ones also stream K/V
-by TMA (UTMALDG), and the fp8-cache kernels (FwdKernelTraits<..., true>) convert e4m3 in the kernel (F2FP...E4M3
-unpacks); --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
+by TMA (UTMALDG), the converting fp8-cache kernels (FwdKernelTraits<..., true>) convert e4m3 in the kernel
+(F2FP...E4M3 unpacks), and the native e4m3 ones (variant 200) multiply e4m3 (QGMMA) from TMA-loaded tiles; --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
 family that silently drops out of the build is caught.
 Exits 77 (a skip for ctest) when no cuobjdump is found, with the reason.
 """
@@ -18,7 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-FORWARD_KERNELS = ("attention_fwd_kernel", "mla_decode_kernel")
+FORWARD_KERNELS = ("attention_fwd_kernel", "attention_fwd_persistent_kernel", "mla_decode_kernel")
 # Stage-skip experiment variants (sm90/kernel_traits.h LoopFlags 4..128, docs/perf-log.md entry 9) may leave
 # both GEMMs out: they are held to the local-memory rule only.
 STAGE_SKIP_BITS = 4 | 8 | 16 | 32 | 64 | 128
@@ -41,8 +41,13 @@ def find_tool(name):
 
 
 # SASS patterns counted per kernel: wgmma, cp.async (global -> shared), the e4m3 -> fp16 conversion, local memory.
-OPS = {"HGMMA": r"\bHGMMA\b", "LDGSTS": r"\bLDGSTS\b", "TMA": r"\bUTMALDG\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
+OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "TMA": r"\bUTMALDG\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
        "STL": r"\bSTL\b"}
+
+
+def is_fp8_native_kernel(mangled):
+    """FwdKernelTraits<bf16, d, dv, block_m, true, kFp8NativeVariant = 200>: e4m3 wgmma (QGMMA), no conversion."""
+    return re.search(r"FwdKernelTraits.*Lb1ELi200E", mangled) is not None
 
 
 def is_fp8_kernel(mangled):
@@ -85,14 +90,16 @@ def main(paths, min_kernels=0):
         fp8 = is_fp8_kernel(name)
         n_fp8 += fp8
         ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
-        if fp8:
+        if is_fp8_native_kernel(name):
+            ok = counts["QGMMA"] > 0 and counts["TMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0
+        elif fp8:
             ok = ok and counts["E4M3"] > 0
-        elif "attention_fwd_kernel" in name:
+        elif "attention_fwd" in name:
             ok = ok and counts["TMA"] > 0  # 16-bit K/V: the TMA producer (sm90/producer_tma.h)
         if loop_flags(name) & STAGE_SKIP_BITS:
             ok = counts["LDL"] == 0 and counts["STL"] == 0
         failed |= not ok
-        print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} LDGSTS={counts['LDGSTS']:3d} "
+        print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} QGMMA={counts['QGMMA']:3d} LDGSTS={counts['LDGSTS']:3d} "
               f"E4M3={counts['E4M3']:3d} TMA={counts['TMA']:2d} LDL={counts['LDL']} STL={counts['STL']}  {'fp8 ' if fp8 else ''}{name}")
     n_16 = len(fwd) - n_fp8
     print(f"{len(fwd)} forward kernels checked ({n_16} 16-bit, {n_fp8} fp8-cache)")

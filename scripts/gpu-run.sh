@@ -3,6 +3,7 @@
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
 #   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
+#          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
 # Example: scripts/gpu-run.sh build prims smoke tests eval-quick
@@ -54,9 +55,13 @@ run_step() {
       args=${step#eval:}
       case " $args " in *" --out "*) out_args=() ;; *) out_args=(--out "$OUT/eval") ;; esac
       # shellcheck disable=SC2086
-      python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" | tail -60 ;;
+      # EVAL_TIMEOUT (seconds, env:EVAL_TIMEOUT=N): cut a run that hangs (an experiment kernel) instead of the call
+      timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" \
+        | tail -60 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80 ;;
+    env:*) export "${step#env:}"; return ;;  # env:NAME=VALUE holds for the steps after it
+    unenv:*) unset "${step#unenv:}"; return ;;
     ncu:*) local a=${step#ncu:}; OUT=$OUT scripts/ncu_prefill.sh ${a%%,*} $( [ "${a#*,}" != "$a" ] && echo ${a#*,} ) 2>&1 \
              | tee -a "$OUT/ncu.log" | tail -90 ;;
     *) echo "unknown step $step"; exit 2 ;;

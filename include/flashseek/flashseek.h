@@ -79,6 +79,7 @@ struct LaunchPlan {
   size_t workspace_bytes = 0; // partial outputs and LSEs of the splits
   const char* kernel_name = "";
   int tile_variant = 0;       // a decode tile experiment (FLASHSEEK_EXPERIMENT tile=N); 0: the tile table's tile
+  bool persistent = false;    // short tiles or a mixed batch: the persistent kernel where the tile has one
 };
 
 struct DeviceInfo {

@@ -6,14 +6,24 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
+//   no-cta2      keep the one-CTA decode tile where the planner would take two CTAs per SM (grids of 1.5 waves
+//                and more without splits, bf16 d128; plan.cpp)
 //   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
-//   N            bf16 d128 block_m-128 only: a main-loop variant (sm90::LoopFlags bits) listed in
-//                sm90/fwd_experiments.h (stage-skip matrix, exact rewrites left out; docs/perf-log.md entry 9);
-//                also loop=N; an unlisted value fails the launch
+//   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
+//                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
+//                entry 9; both: 3587 the persistent kernel, entries 14-15); also loop=N; an unlisted value fails
+//                the launch of those tiles
+//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
+//                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
+//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
+//   fp8-native   q, k and v e4m3 on the native e4m3 tiles (QGMMA; docs/perf-log.md entries 17-18) instead of the
+//                converting ones (e4m3 -> 16-bit in the producer). Off by default: the e4m3 tensor-core
+//                accumulator keeps fewer bits than fp32 and three fp8 test cases exceed the LSE/vLLM bounds
+//   fp8-convert  the default (converting tiles); kept so that older commands still parse
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
 #pragma once
@@ -31,9 +41,12 @@ struct Experiment {
   int split_cap = 0;     // 0: none
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
+  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
+  bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
+  bool fp8_native = false;  // native e4m3 tiles: opt-in (entry 18)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
 
@@ -58,10 +71,14 @@ struct Experiment {
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
+      else if (t == "no-cta2") e.auto_two_ctas = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
+      else if (t == "no-persist") e.persistent = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
+      else if (t == "fp8-native") e.fp8_native = true;
+      else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);

@@ -22,6 +22,9 @@ struct PlanInputs {
   int64_t max_seqlen_q;
   int64_t max_seqlen_k;
   int num_splits;
+  bool causal;
+  int window_left;   // -1: none
+  int window_right;  // -1: none
   bool mla_decode;  // q_v given (d 64, dv 512): the MLA decode kernel
   bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
   bool bf16;    // bf16 q, k and v (the only dtype with decode tile experiments)
@@ -32,6 +35,29 @@ constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kH
 
 // Split partials beyond this many bytes cost more memory traffic than the parallelism they buy.
 constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
+
+// The persistent kernel (sm90/fwd_persistent.h) overlaps a tile's epilogue and the next tile's first loads, which
+// pays where tiles are short; on long tiles it ran 3-8% slower than the one-tile kernel (q8k-q32k causal, a 2k
+// non-causal MHA batch; docs/perf-log.md entry 18). Short: the longest sequence's query tiles attend to at most
+// 12 key blocks on average (q1k and 2k causal, windows up to ~1.5k, 729-token non-causal: all measured wins).
+// Mixed: the sequences are far from equal (a chunked prefill beside decodes, varlen packs), where the persistent
+// kernel's longest-first dealing won 2-14%.
+bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qheads_per_kvhead) {
+  const int64_t max_q = std::max<int64_t>(in.max_seqlen_q, 1);
+  const int64_t max_k = std::max<int64_t>(in.max_seqlen_k, 1);
+  const int64_t right = in.causal ? 0 : in.window_right;  // -1: unbounded
+  // Average keys a query of the longest sequence sees (bottom-right alignment: query i sees keys up to
+  // i + max_k - max_q + right).
+  int64_t keys = max_k;
+  if (right >= 0) keys = std::min(max_k, std::max<int64_t>(1, max_k - max_q / 2 + right));
+  if (in.window_left >= 0) {
+    const int64_t rows = std::max(1, block_m / std::max(1, qheads_per_kvhead));
+    keys = std::min(keys, in.window_left + (right >= 0 ? right : max_k) + rows);
+  }
+  const int64_t blocks = (keys + block_n - 1) / block_n;
+  const bool mixed = in.batch > 1 && in.total_q * 2 < static_cast<int64_t>(in.batch) * max_q;
+  return blocks <= 12 || mixed;
+}
 
 LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
@@ -78,6 +104,22 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.cap = experiment.split_cap;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
+  // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's
+  // streaming when there is a next CTA to run: measured 0.81 -> 0.89..0.95 of cuDNN on grids of 1.5 waves and
+  // more without splits, and a loss on shorter grids and with splits (perf-log entries 10, 16). bf16 d128 only
+  // (the only dtype and head dim it is built for). Only when the caller leaves the split count to us: a caller
+  // that fixes num_splits = 1 (vLLM's batch-invariant mode) gets one tile, and so the same bits, whatever the
+  // batch (tests/reliability/test_determinism.py; block_n 64 sums the keys in another order).
+  const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * plan.num_m_blocks;
+  if (splits == 1 && in.num_splits == 0 && plan.tile_variant == 0 && experiment.decode_tile == 0 &&
+      experiment.auto_two_ctas &&
+      !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 && tile.head_dim == 128 &&
+      tile.head_dim_v == 128 && 2 * grid_ctas >= 3LL * device.num_sms) {
+    const TileShape two_ctas = decode_variant_tile(1);
+    plan.tile_variant = 1;
+    plan.block_n = two_ctas.block_n;
+    tile = two_ctas;
+  }
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.
   const size_t row_bytes = static_cast<size_t>(in.num_heads_q) * (tile.head_dim_v + 1) * sizeof(float);
@@ -85,6 +127,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
   plan.num_splits = splits;
   plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
+  plan.persistent = !in.mla_decode && prefers_persistent(in, plan.block_m, plan.block_n, plan.qheads_per_kvhead);
   plan.kernel_name = in.mla_decode ? "mla_decode_sm90" : "attention_fwd_sm90";
   return plan;
 }
@@ -102,6 +145,9 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  in.causal = a.causal;
+  in.window_left = a.window_left;
+  in.window_right = a.window_right;
   in.mla_decode = a.q_v.given();
   in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   in.bf16 = a.q.dtype == DType::kBFloat16 && a.k.dtype == DType::kBFloat16;
@@ -119,6 +165,9 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.max_seqlen_q = a.max_seqlen_q;
   in.max_seqlen_k = a.max_seqlen_k;
   in.num_splits = a.num_splits;
+  in.causal = a.causal;
+  in.window_left = a.window_left;
+  in.window_right = a.window_right;
   // get_scheduler_metadata has no q_v; (64, 512) is only valid for MLA decode.
   in.mla_decode = a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV;
   in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;

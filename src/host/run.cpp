@@ -183,6 +183,63 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
   return v_why.empty() ? box_rows : 0;
 }
 
+// The native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) take a call whose padded
+// head dims are 128 / 128 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
+// whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
+// strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
+// every call does unless FLASHSEEK_EXPERIMENT has fp8-native. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
+// the converting tiles.
+int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
+  if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
+      p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != 128 || plan.head_dim_v_padded != 128 ||
+      p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
+    return 0;
+  }
+  const bool paged = p.kv_layout == KVLayout::kPaged;
+  if (paged && p.leftpad_k != nullptr) return 0;
+  // Q goes by 16-byte copies: every q row start 16-byte aligned.
+  if (reinterpret_cast<uintptr_t>(p.q) % 16 != 0 || p.q_row_stride % 16 != 0 || p.q_head_stride % 16 != 0) return 0;
+  const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
+  if (box_rows == 0) return 0;
+  for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
+                               p.v_page_stride}) {
+    if (stride % 2 != 0) return 0;
+  }
+  const bool dense = p.kv_layout == KVLayout::kVarlen;
+  const int64_t rows = dense ? p.total_k : p.page_size;
+  const int64_t pages = dense ? 1 : p.num_pages;
+  const std::string k_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2,
+                                                 p.num_heads_kv, rows, pages, p.k_head_stride / 2,
+                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows);
+  if (!k_why.empty()) return 0;
+  const std::string v_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2,
+                                                 p.num_heads_kv, rows, pages, p.v_head_stride / 2,
+                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows);
+  return v_why.empty() ? box_rows : 0;
+}
+
+// The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
+// kDefaultLoopFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
+// variant run their default.
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
+  if (e.loop_flags >= 0) return e.loop_flags;
+  if (!e.persistent || !plan.persistent) return -1;
+  // The calls the persistent kernel does not take (fwd_persistent.h) go to the one-tile kernel from here, so that
+  // no kernel is launched from two translation units (entry 18): K/V that TMA cannot stream every tile of, and
+  // grids under 1.5 waves.
+  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return -1;
+  static const int num_sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+      n = 132;
+    }
+    return n;
+  }();
+  const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  return 2 * tiles >= 3LL * num_sms ? sm90::kPersistentLoopFlags : -1;
+}
+
 }  // namespace
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
@@ -207,10 +264,12 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   const bool fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   KvTensorMaps maps;
-  p.kv_tma_rows = kv_tensor_maps_of(p, plan, fp8_kv, maps);
-  check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, plan.head_dim_padded, plan.head_dim_v_padded,
-                                  plan.block_m, p, maps, grid_m, max_seqlen_q,
-                                  static_cast<cudaStream_t>(stream), Experiment::get().loop_flags,
+  const int native_rows = fp8_native_maps_of(a, p, plan, maps);
+  const bool fp8_native = native_rows > 0;
+  p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
+  check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, fp8_native, plan.head_dim_padded,
+                                  plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
+                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
                                   plan.tile_variant),
              "flashseek forward launch");
 }

@@ -13,6 +13,7 @@ struct TileShape {
   bool fp8_kv;     // K and V arrive as e4m3: the producer converts them into the 16-bit stage tiles
   int raw_stages;  // fp8_kv: raw e4m3 K/V blocks in flight (staging buffers the copies land in)
   int ctas_per_sm = 1;  // resident CTAs per SM the kernel is built for (__launch_bounds__, register split)
+  bool fp8_native = false;  // q, k and v e4m3 multiplied as e4m3 (QGMMA): V transposed, P in e4m3 (no conversion)
 };
 
 // Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
@@ -78,6 +79,25 @@ constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeV
 // Variant v (1..kNumDecodeVariants), or an empty shape.
 constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
+}
+
+// Native e4m3 tiles (q, k and v all e4m3, d 128; sm90/producer_fp8_native.h, docs/perf-log.md entry 17): K and the
+// raw V arrive by TMA as e4m3, the producer transposes V into V^T (keys contiguous, what e4m3 wgmma needs), the
+// consumers multiply e4m3 x e4m3 with P in e4m3. Per stage: K (block_n x d bytes) + V^T (d x block_n); raw V
+// stages (block_n x dv) are the transpose's input; O is staged in its own 16-bit tile. block_n 128 as the
+// converting tiles of d128, so splits and the prefill / decode results of a token agree with them.
+// Shared memory: m128 16 + 3 x 32 + 2 x 16 + 32 = 176 KB; m64 8 + 4 x 32 + 2 x 16 + 16 = 184 KB.
+constexpr int kFp8NativeVariant = 200;
+constexpr TileShape kFp8NativeTiles[] = {
+    {128, 128, 128, 128, 3, true, 2, 1, true},
+    {128, 128, 64, 128, 4, true, 2, 1, true},
+};
+
+constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
+  for (const TileShape& t : kFp8NativeTiles) {
+    if (t.head_dim == d && t.head_dim_v == dv && t.block_m == block_m) return t;
+  }
+  return TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.

@@ -25,6 +25,7 @@
 #include "kernel_traits.h"
 #include "mask.h"
 #include "prims/convert.h"
+#include "prims/fp8_fragments.h"
 #include "prims/mbarrier.h"
 #include "prims/wgmma.h"
 #include "seqlen.h"
@@ -35,23 +36,34 @@ namespace flashseek::sm90 {
 template <class Traits>
 struct Consumer {
   using Element = typename Traits::Element;
+  using Mma = typename Traits::MmaElement;  // the operand type of the GEMMs (e4m3 for native fp8 tiles)
+  static constexpr bool kNative = Traits::kFp8Native;
   static constexpr int kN = Traits::kBlockN;
   static constexpr int kSRegs = kN / 2;
-  static constexpr int kPRegs = kN / 4;
+  static constexpr int kPRegs = kNative ? kN / 8 : kN / 4;
   static constexpr int kORegs = Traits::kDv / 2;
+  // A wgmma step consumes 32 bytes of the K dimension: 16 16-bit or 32 e4m3 values.
+  static constexpr int kQkSteps = Traits::kD * Traits::kElementBytes / 32;
+  static constexpr int kPvSteps = kNative ? kN / 32 : kN / 16;
+  // P*V step kk's B operand: 16-bit V is MN-major (16 key rows per step); native V^T is K-major (32 key bytes per
+  // step, four to a 128-byte row, then the next column block).
+  __host__ __device__ static constexpr uint32_t pv_step_offset(int kk) {
+    return kNative ? (kk / 4) * Traits::VTile::kColumnBlockBytes + (kk % 4) * 32 : kk * 16 * Traits::VTile::kRowBytes;
+  }
+  static constexpr uint32_t kPvLeadingBytes = kNative ? 16 : Traits::VTile::kColumnBlockBytes;
 
-  // S = Q K^T over the head dim, 16 columns per wgmma; the first step overwrites S.
+  // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S.
   __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
     const uint32_t q_rows = smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
     const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
 #pragma unroll
-    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+    for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint32_t in_row = (ks % 4) * 32;
       const uint64_t desc_a =
           make_smem_desc_sw128(q_rows + (ks / 4) * Traits::QTile::kColumnBlockBytes + in_row, 16, 1024);
       const uint64_t desc_b =
           make_smem_desc_sw128(k_tile + (ks / 4) * Traits::KTile::kColumnBlockBytes + in_row, 16, 1024);
-      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
 
@@ -66,7 +78,7 @@ struct Consumer {
     const uint64_t q = make_smem_desc_sw128(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes, 16,
                                             1024);
     const uint64_t k = make_smem_desc_sw128(smem_base + Traits::kKOffset, 16, 1024);
-    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, Traits::VTile::kColumnBlockBytes, 1024);
+    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, kPvLeadingBytes, 1024);
     return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
                      static_cast<uint32_t>(q >> 32)};
   }
@@ -78,52 +90,72 @@ struct Consumer {
   __device__ __forceinline__ static void qk_gemm_pre(float (&s)[kSRegs], const DescBases& db, int stage) {
     const uint32_t k_lo = db.k_lo + stage * (Traits::KTile::kBytes >> 4);
 #pragma unroll
-    for (int ks = 0; ks < Traits::kD / 16; ++ks) {
+    for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint32_t in_row = (ks % 4) * 32;
       const uint64_t desc_a =
           desc_join(db.q_lo + (((ks / 4) * Traits::QTile::kColumnBlockBytes + in_row) >> 4), db.hi);
       const uint64_t desc_b = desc_join(k_lo + (((ks / 4) * Traits::KTile::kColumnBlockBytes + in_row) >> 4), db.hi);
-      WgmmaSS<Element, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
   __device__ __forceinline__ static void pv_gemm_pre(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                      const DescBases& db, int stage, bool accumulate) {
     const uint32_t v_lo = db.v_lo + stage * (Traits::VTile::kBytes >> 4);
 #pragma unroll
-    for (int kk = 0; kk < kN / 16; ++kk) {
-      const uint64_t desc_b = desc_join(v_lo + ((kk * 16 * Traits::VTile::kRowBytes) >> 4), db.hi);
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.hi);
       const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
     }
   }
 
-  // O (+)= P V over the block's keys, 16 keys per wgmma.
+  // O (+)= P V over the block's keys, 16 (32 for native e4m3) keys per wgmma.
   __device__ __forceinline__ static void pv_gemm(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                  uint32_t smem_base, int stage, bool accumulate) {
     const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
 #pragma unroll
-    for (int kk = 0; kk < kN / 16; ++kk) {
-      const uint64_t desc_b =
-          make_smem_desc_sw128(v_tile + kk * 16 * Traits::VTile::kRowBytes, Traits::VTile::kColumnBlockBytes, 1024);
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const uint64_t desc_b = make_smem_desc_sw128(v_tile + pv_step_offset(kk), kPvLeadingBytes, 1024);
       const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Element, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
     }
   }
 
-  // Accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of wgmma.
+  // 16-bit: accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of
+  // wgmma. Native e4m3: each thread packs its own values (prims/fp8_fragments.h; V^T's keys follow that order).
   __device__ __forceinline__ static void convert_p(const float (&s)[kSRegs], uint32_t (&pf)[kPRegs]) {
+    if constexpr (kNative) {
 #pragma unroll
-    for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+      for (int kk = 0; kk < kN / 32; ++kk) {
+        uint32_t a[4];
+        pack_p_e4m3(s, kk, a);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) pf[4 * kk + i] = a[i];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+    }
   }
 
   __device__ __forceinline__ static void release(uint32_t barrier, int lane) {
     if (lane == 0) mbarrier_arrive(barrier);
   }
 
+  // kLoopPersistent (fwd_persistent.h): `pipe` is the number of key blocks this CTA consumed in earlier tiles
+  // (the stage ring continues across tiles) and `q_parity` the phase of this tile's Q; the warpgroup releases Q
+  // (q_empty) after its last QK^T and stages O in its own tile. Without it both are 0.
   template <int kFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
-                             int tid) {
+                             int tid, int pipe = 0, uint32_t q_parity = 0) {
+    constexpr bool kPersistent = (kFlags & kLoopPersistent) != 0;
+    const int pipe0 = kPersistent ? pipe : 0;
+    auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
+    auto release_q = [&](uint32_t base_addr, int ln) {
+      if constexpr (kPersistent) release(base_addr + Traits::kPersistQEmptyBarrier, ln);
+    };
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
@@ -185,7 +217,7 @@ struct Consumer {
         correction[0] = correction[1] = 1.f;
       } else {
         transform_scores(n);
-        softmax.template update<kTreeMax>(s, scale_log2, correction);
+        softmax.template update<kTreeMax, kNative ? 8 : 0>(s, scale_log2, correction);
       }
     };
 
@@ -208,27 +240,28 @@ struct Consumer {
       if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
-      mbarrier_wait(base + Traits::q_full_barrier(), 0);
-      mbarrier_wait(base + Traits::k_full_barrier(0), 0);
+      mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
+      mbarrier_wait(base + Traits::k_full_barrier(stage_of(0)), phase_of(0));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      qk(0);
+      qk(stage_of(0));
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
       fence_operands(s);
-      release(base + Traits::k_empty_barrier(0), lane);
+      release(base + Traits::k_empty_barrier(stage_of(0)), lane);
+      if (n_iters == 1) release_q(base, lane);
       float correction[2];
       softmax_step(n_end - 1, correction);
       convert_p(s, pf);
 
       for (int it = 1; it < n_iters; ++it) {
         const int n = n_end - 1 - it;
-        const int stage = it % Traits::kStages;
-        const uint32_t phase = (it / Traits::kStages) & 1;
-        const int prev_stage = (it - 1) % Traits::kStages;
-        const uint32_t prev_phase = ((it - 1) / Traits::kStages) & 1;
+        const int stage = stage_of(it);
+        const uint32_t phase = phase_of(it);
+        const int prev_stage = stage_of(it - 1);
+        const uint32_t prev_phase = phase_of(it - 1);
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
@@ -246,6 +279,7 @@ struct Consumer {
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
         release(base + Traits::k_empty_barrier(stage), lane);
+        if (it == n_iters - 1) release_q(base, lane);
         softmax_step(n, correction);
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
@@ -267,8 +301,8 @@ struct Consumer {
       }
 
       const int last = n_iters - 1;
-      const int stage = last % Traits::kStages;
-      mbarrier_wait(base + Traits::v_full_barrier(stage), (last / Traits::kStages) & 1);
+      const int stage = stage_of(last);
+      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(last));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
@@ -281,8 +315,8 @@ struct Consumer {
     }
 
     softmax.reduce_sums();
-    Epilogue<Traits>::run(p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max,
-                          softmax.row_sum, row_tok, o, smem, wg, tid);
+    Epilogue<Traits>::template run<kPersistent>(p, seq, kv_head, row_begin, split, scale_log2, v_descale,
+                                                softmax.row_max, softmax.row_sum, row_tok, o, smem, wg, tid);
   }
 };
 

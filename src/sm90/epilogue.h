@@ -34,13 +34,17 @@ struct Epilogue {
   // The output pair (lower column in the low half) in out's dtype: the compute type, except bf16 for an e4m3 q
   // (computed in fp16).
   __device__ __forceinline__ static uint32_t pack_out(const FwdParams& p, float lo, float hi) {
-    if constexpr (Traits::kFp8Kv && std::is_same_v<Element, __half>) {
+    if constexpr (Traits::kFp8Kv && std::is_same_v<Element, __half>) {  // (native e4m3: Element is bf16 already)
       if (p.out_type == ScalarType::kBFloat16) return pack2<__nv_bfloat16>(lo, hi);
     }
     return pack2<Element>(lo, hi);
   }
 
   // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
+  // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
+  // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
+  // previous tile's stores.
+  template <bool kOwnStaging = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
                              const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
@@ -58,7 +62,8 @@ struct Epilogue {
       const int packed = packed_row0 + 8 * r;
       head[r] = kv_head * G + (packed - row_tok[r] * G);
       const float m_log2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * scale_log2;
-      const float sum = row_sum[r];
+      // Native e4m3 P carries a factor kPScale in the sums and in O (kernel_traits.h): divided out here.
+      const float sum = Traits::kPScale == 1.f ? row_sum[r] : row_sum[r] * (1.f / Traits::kPScale);
       if (with_sinks) {
         const float sink_log2 = load_scalar(p.s_aux, p.s_aux_type, head[r]) * kLog2e;
         const float top = fmaxf(m_log2, sink_log2);
@@ -72,6 +77,7 @@ struct Epilogue {
         lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
       }
       factor[r] *= v_descale;  // O is linear in V: split partials too (the combine is linear in O)
+      if constexpr (Traits::kPScale != 1.f) factor[r] *= 1.f / Traits::kPScale;
     }
 
     if (p.num_splits > 1) {
@@ -88,15 +94,18 @@ struct Epilogue {
       }
     }
 
-    // Stage this warpgroup's 64 rows in its own rows of the Q tile.
-    const uint32_t q_tile = smem_addr(smem) + Traits::kQOffset;
+    // Stage this warpgroup's 64 rows in its own rows of the Q tile, or of an O staging tile (native e4m3, whose Q
+    // tile holds bytes; the persistent kernel, whose producer may already be refilling Q).
+    if constexpr (kOwnStaging) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + wg, 128);
+    const uint32_t q_tile =
+        smem_addr(smem) + (kOwnStaging ? Traits::kPersistOStagingOffset : Traits::kOStagingOffset);
     const int tile_row0 = 64 * wg + 16 * warp + lane / 4;
 #pragma unroll
     for (int j = 0; j < Traits::kDv / 8; ++j) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const uint32_t word = pack_out(p, o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
-        const uint32_t addr = q_tile + Traits::QTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
+        const uint32_t addr = q_tile + Traits::OTile::element_offset(tile_row0 + 8 * r, 8 * j + 2 * (lane & 3));
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(word) : "memory");
       }
     }
@@ -113,7 +122,7 @@ struct Epilogue {
       if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
       const int h = kv_head * G + (packed - token * G);
       uint4 value;
-      const uint32_t addr = q_tile + Traits::QTile::chunk_offset(64 * wg + row, chunk);
+      const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                    : "r"(addr));

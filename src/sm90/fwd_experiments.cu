@@ -1,6 +1,7 @@
-// Launcher of the experiment variants (fwd_experiments.h) of the bf16 d128 block_m-128 tile.
+// Launcher of the experiment variants (fwd_experiments.h) of the bf16 block_m-128 tiles of d128 and d64.
 #include "fwd_experiments.h"
 #include "fwd_kernel.h"
+#include "fwd_persistent.h"
 
 namespace flashseek::sm90 {
 namespace {
@@ -20,10 +21,16 @@ cudaError_t dispatch(LoopFlagList<kValues...>, const FwdParams& p, const KvTenso
 template <class Traits>
 cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             int loop_flags, cudaStream_t stream) {
-  return dispatch<Traits>(ExperimentLoopFlags{}, p, maps, num_m_blocks, loop_flags, stream);
+  if constexpr (Traits::kD == 64) {
+    return dispatch<Traits>(ExperimentLoopFlagsD64{}, p, maps, num_m_blocks, loop_flags, stream);
+  } else {
+    return dispatch<Traits>(ExperimentLoopFlags{}, p, maps, num_m_blocks, loop_flags, stream);
+  }
 }
 
 template cudaError_t launch_attention_fwd_experiment<FwdKernelTraits<__nv_bfloat16, 128, 128, 128>>(
+    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);
+template cudaError_t launch_attention_fwd_experiment<FwdKernelTraits<__nv_bfloat16, 64, 64, 128>>(
     const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);
 
 }  // namespace flashseek::sm90

@@ -29,6 +29,11 @@ using ExperimentLoopFlags = LoopFlagList<
     // the exact rewrites left out (bitwise equal to the default)
     kLoopOverlap | kLoopSkipRescale,                                                //    3
     kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp,                             //  515
-    kLoopOverlap | kLoopSkipRescale | kLoopTreeMax>;                                // 1027
+    kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
+    // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
+    kExpBase | kLoopPersistent>;                                                    // 3587
+
+// The d64 tile: the persistent kernel only (the short-tile d64 prefills: sliding windows of gpt-oss).
+using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent>;
 
 }  // namespace flashseek::sm90

@@ -18,11 +18,44 @@
 #include "prims/wgmma.h"
 #include "producer.h"
 #include "producer_fp8.h"
+#include "producer_fp8_native.h"
 #include "producer_tma.h"
 #include "seqlen.h"
 #include "tile_index.h"
 
 namespace flashseek::sm90 {
+
+// One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
+struct TileWork {
+  SequenceInfo seq;
+  AttentionMask mask;
+  int b, kv_head, split, row_begin, n_begin, n_end;
+
+  // false: the tile holds no rows of a sequence (a flat grid's padding, or past the sequence's rows).
+  template <class Traits>
+  __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
+    int m_block = bx;
+    b = bz;
+    if (p.flat_tiles) {
+      // Last tile first: a causal sequence's last m blocks are its heaviest, so they start early.
+      const int tile = grid_x - 1 - bx;
+      b = sequence_of_tile<Traits::kBlockM>(p, tile);
+      m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
+      if (m_block < 0) return false;
+    }
+    kv_head = by % p.num_heads_kv;
+    split = by / p.num_heads_kv;
+    seq = SequenceInfo::load(p, b);
+    row_begin = m_block * Traits::kBlockM;
+    if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return false;  // past the sequence's rows (or a hole)
+    // Context parallel: the global key count sets the causal diagonal.
+    const int seqlen_k_total = p.cp_tot_seqused_k != nullptr ? max(0, p.cp_tot_seqused_k[b]) : -1;
+    mask = AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
+    mask.block_range(Traits::kBlockN, n_begin, n_end);
+    AttentionMask::split_block_range(p.num_splits, split, n_begin, n_end);
+    return true;
+  }
+};
 
 // `maps`: the K/V tensor maps of the TMA producer (used where p.kv_tma_rows > 0).
 template <class Traits, int kLoopFlags>
@@ -31,28 +64,15 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   extern __shared__ __align__(1024) uint8_t smem[];
   constexpr bool kOneConsumer = (kLoopFlags & kLoopOneConsumer) != 0;
 
-  int m_block = blockIdx.x;
-  int b = blockIdx.z;
-  if (p.flat_tiles) {
-    // Last tile first: a causal sequence's last m blocks are its heaviest, so they start early.
-    const int tile = static_cast<int>(gridDim.x - 1 - blockIdx.x);
-    b = sequence_of_tile<Traits::kBlockM>(p, tile);
-    m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
-    if (m_block < 0) return;
-  }
-  const int kv_head = blockIdx.y % p.num_heads_kv;
-  const int split = blockIdx.y / p.num_heads_kv;
-
-  const SequenceInfo seq = SequenceInfo::load(p, b);
-  const int row_begin = m_block * Traits::kBlockM;
-  if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return;  // past the sequence's rows (or a hole)
-
-  const int seqlen_k_total = p.cp_tot_seqused_k != nullptr ? max(0, p.cp_tot_seqused_k[b]) : -1;  // context parallel
-  const AttentionMask mask =
-      AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
-  int n_begin, n_end;
-  mask.block_range(Traits::kBlockN, n_begin, n_end);
-  AttentionMask::split_block_range(p.num_splits, split, n_begin, n_end);
+  // The hardware starts CTAs in blockIdx order: the last m blocks (a causal sequence's heaviest) first, so the
+  // light ones fill the last wave (the flat grid's resolve does the same).
+  const int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
+  TileWork w;
+  if (!w.resolve<Traits>(p, bx, blockIdx.y, blockIdx.z, gridDim.x)) return;
+  const SequenceInfo& seq = w.seq;
+  const AttentionMask& mask = w.mask;
+  const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;
+  const int n_begin = w.n_begin, n_end = w.n_end;
 
   const uint32_t base = smem_addr(smem);
   if (threadIdx.x == 0) {
@@ -64,6 +84,9 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       mbarrier_init(base + Traits::k_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
       mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
     }
+    if constexpr (Traits::kFp8Native) {
+      for (int r = 0; r < Traits::kRawStages; ++r) mbarrier_init(base + Traits::v_raw_full_barrier(r), 1);
+    }
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -73,7 +96,9 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   if (warpgroup == 0) {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_dealloc<Traits::kProducerRegs>();
     if (n_end > n_begin) {
-      if constexpr (Traits::kFp8Kv) {
+      if constexpr (Traits::kFp8Native) {
+        ProducerFp8Native<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      } else if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
         ProducerTma<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
@@ -91,21 +116,27 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   }
 }
 
-// The bf16 d128 block_m-128 tile also has the experiment variants of docs/perf-log.md entry 9 (loop flags with
-// bits from 4 up), compiled in their own translation units (fwd_experiments.h).
+// The bf16 block_m-128 tiles of d128 (the stage-skip matrix, docs/perf-log.md entry 9, and the persistent
+// kernel) and d64 (the persistent kernel) also have experiment variants, compiled in their own translation unit
+// (fwd_experiments.h).
 template <class Traits>
 constexpr bool has_experiment_variants() {
   return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
-         Traits::kD == 128 && Traits::kDv == 128;
+         Traits::kVariant == 0 && Traits::kD == Traits::kDv && (Traits::kD == 128 || Traits::kD == 64);
 }
 
 template <class Traits>
 cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             int loop_flags, cudaStream_t stream);
 
+// Defined in fwd_persistent.h (included where a kLoopPersistent value is instantiated: fwd_experiments.cu).
 template <class Traits, int kLoopFlags>
-cudaError_t launch_attention_fwd_variant(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
-                                         cudaStream_t stream) {
+cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                            cudaStream_t stream);
+
+template <class Traits, int kLoopFlags>
+cudaError_t launch_attention_fwd_one_tile(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                          cudaStream_t stream) {
   auto kernel = attention_fwd_kernel<Traits, kLoopFlags>;
   // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
   static const cudaError_t attr_status = [&] {
@@ -136,6 +167,16 @@ cudaError_t launch_attention_fwd_variant(const FwdParams& p, const KvTensorMaps&
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p, maps);
   return cudaGetLastError();
+}
+
+template <class Traits, int kLoopFlags>
+cudaError_t launch_attention_fwd_variant(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                         cudaStream_t stream) {
+  if constexpr ((kLoopFlags & kLoopPersistent) != 0) {
+    return launch_attention_fwd_persistent<Traits, kLoopFlags>(p, maps, num_m_blocks, stream);
+  } else {
+    return launch_attention_fwd_one_tile<Traits, kLoopFlags>(p, maps, num_m_blocks, stream);
+  }
 }
 
 // `loop_flags`: a LoopFlags combination, or -1 for kDefaultLoopFlags; tiles without variants ignore it.

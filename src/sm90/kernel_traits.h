@@ -1,7 +1,11 @@
 // Compile-time shape of one forward kernel: tiles, threads, register budgets and the shared-memory map.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "../host/tile_table.h"
 #include "prims/smem_tile.h"
@@ -24,6 +28,7 @@ enum LoopFlags : int {
   kLoopOneConsumer = 128,    // consumer warpgroup 1 exits at once (half the rows; no pingpong)
   kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
   kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
+  kLoopPersistent = 2048,    // persistent CTAs over a dynamic tile schedule (fwd_persistent.h)
 };
 // Measured best (entry 9 and 13): -0.7..-1.5% time for the two rewrites beside the TMA producer.
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;
@@ -38,8 +43,10 @@ struct FwdKernelTraits {
   using Element = Element_;
   static constexpr bool kFp8Kv = kFp8Kv_;
   static constexpr int kVariant = kVariant_;
-  static constexpr TileShape kShape = kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
-                                                     : decode_variant_tile(kVariant_);
+  static constexpr TileShape kShape =
+      kVariant_ == 0                   ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
+      : kVariant_ == kFp8NativeVariant ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
+                                       : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
                 "the variant tile is for other head dims");
@@ -50,6 +57,14 @@ struct FwdKernelTraits {
   static constexpr int kStages = kShape.stages;
   static constexpr int kRawStages = kShape.raw_stages;
   static_assert(kBlockN % 16 == 0, "P*V steps over keys 16 at a time");
+  // Native e4m3 (kFp8NativeVariant): the GEMMs take e4m3 operands (k32 steps); Element stays the output type.
+  static constexpr bool kFp8Native = kShape.fp8_native;
+  static_assert(!kFp8Native || (kFp8Kv && std::is_same_v<Element, __nv_bfloat16>), "native e4m3: bf16 out");
+  using MmaElement = std::conditional_t<kFp8Native, __nv_fp8_e4m3, Element>;
+  static constexpr int kElementBytes = kFp8Native ? 1 : 2;
+  // P is multiplied by 2^8 before its e4m3 rounding (exp2's argument + 8, the consumer's softmax update; max 256 of
+  // e4m3's 448) so that small probabilities keep their bits; the epilogue divides it out of O and the row sums.
+  static constexpr float kPScale = kFp8Native ? 256.f : 1.f;
 
   static constexpr int kConsumerWarpgroups = kBlockM / 64;
   // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs.
@@ -71,10 +86,15 @@ struct FwdKernelTraits {
                     128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= 65536 / kCtasPerSm,
                 "register split over the CTA's share of the register file");
 
-  using QTile = SwizzledTile<kBlockM, kD>;
-  using KTile = SwizzledTile<kBlockN, kD>;
-  using VTile = SwizzledTile<kBlockN, kDv>;
-  static_assert(kDv <= kD, "the output is staged in the Q tile");
+  // Tiles in bytes: an e4m3 tile of c columns has the bytes (and swizzle) of a 16-bit tile of c / 2.
+  using QTile = SwizzledTile<kBlockM, kD * kElementBytes / 2>;
+  using KTile = SwizzledTile<kBlockN, kD * kElementBytes / 2>;
+  // The tile P*V reads: V (keys x dv, MN-major) for 16-bit, V^T (dv x keys, K-major) for native e4m3.
+  using VTile = std::conditional_t<kFp8Native, SwizzledTile<kDv, kBlockN / 2>, SwizzledTile<kBlockN, kDv>>;
+  // Native e4m3: V as it arrives (keys x dv bytes); a placeholder for the others.
+  using VRawTile = std::conditional_t<kFp8Native, SwizzledTile<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
+  using OTile = SwizzledTile<kBlockM, kDv>;        // the output staged for the 16-byte stores
+  static_assert(kFp8Native || kDv <= kD, "the output is staged in the Q tile");
 
   // Shared-memory map (byte offsets from a 1024-byte aligned base).
   static constexpr uint32_t kQOffset = 0;
@@ -83,14 +103,19 @@ struct FwdKernelTraits {
   // fp8: raw e4m3 staging, per raw stage the K rows (kD bytes each) then the V rows (kDv bytes each), row-major.
   static constexpr uint32_t kRawOffset = kVOffset + kStages * VTile::kBytes;
   static constexpr uint32_t kRawKBytes = kBlockN * kD;
-  static constexpr uint32_t kRawStageBytes = kBlockN * (kD + kDv);
-  static_assert(!kFp8Kv || kRawStages * kRawStageBytes >= kBlockM * kD, "an e4m3 Q tile is staged there too");
+  static constexpr uint32_t kRawStageBytes = kFp8Native ? VRawTile::kBytes : kBlockN * (kD + kDv);
+  static_assert(!kFp8Kv || kFp8Native || kRawStages * kRawStageBytes >= kBlockM * kD,
+                "an e4m3 Q tile is staged there too");
   // Per key row of the block being loaded: the element offsets of its K and V rows, double buffered.
   static constexpr uint32_t kRowOffsetsOffset = kRawOffset + kRawStages * kRawStageBytes;
   static constexpr uint32_t kRowOffsetsBytes = 2 * 2 * kBlockN * sizeof(int64_t);
-  static constexpr uint32_t kBarrierOffset = kRowOffsetsOffset + kRowOffsetsBytes;
-  // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty.
-  static constexpr int kNumBarriers = 1 + 4 * kStages;
+  // Native e4m3 stages O in a 16-bit tile of its own (its Q tile holds bytes); the others in Q.
+  static constexpr uint32_t kOStagingOffset =
+      kFp8Native ? (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024 : kQOffset;
+  static constexpr uint32_t kBarrierOffset =
+      kFp8Native ? kOStagingOffset + OTile::kBytes : kRowOffsetsOffset + kRowOffsetsBytes;
+  // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty; native e4m3 adds per raw stage v_raw_full.
+  static constexpr int kNumBarriers = 1 + 4 * kStages + (kFp8Native ? kRawStages : 0);
   static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * sizeof(uint64_t);
   static_assert(kSmemBytes <= 232448, "over the 227 KB shared-memory limit of sm_90");
   // 228 KB per SM, 1 KB of it reserved per resident CTA.
@@ -98,6 +123,18 @@ struct FwdKernelTraits {
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && KTile::kBytes % 1024 == 0 &&
                     VTile::kBytes % 1024 == 0,
                 "swizzle atoms need 1024-byte aligned tiles");
+
+  // The persistent kernel (kLoopPersistent, fwd_persistent.h) adds, past the map above: an O staging tile (the
+  // epilogue cannot stage in Q, which the producer refills for the next tile during this tile's last P*V and
+  // epilogue) and the q_empty barrier (the consumers' release of Q after their last QK^T).
+  // Then the tile hand-off of the dynamic scheduler: two slots holding a tile index, each with a full barrier
+  // (the fetching thread's arrival) and an empty one (one arrival per warp that read it).
+  static constexpr uint32_t kPersistOStagingOffset = (kSmemBytes + 1023) / 1024 * 1024;
+  static constexpr uint32_t kPersistQEmptyBarrier = kPersistOStagingOffset + OTile::kBytes;
+  static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
+  static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
+  static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }
@@ -109,6 +146,9 @@ struct FwdKernelTraits {
   }
   __host__ __device__ static constexpr uint32_t v_empty_barrier(int s) {
     return kBarrierOffset + 8 * (1 + 3 * kStages + s);
+  }
+  __host__ __device__ static constexpr uint32_t v_raw_full_barrier(int r) {
+    return kBarrierOffset + 8 * (1 + 4 * kStages + r);
   }
 };
 

@@ -10,15 +10,21 @@
 
 namespace flashseek::sm90 {
 
+// The main-loop value of the persistent kernel (kernel_traits.h kDefaultLoopFlags | kLoopPersistent; checked there),
+// for the host, which does not include the kernel headers.
+constexpr int kPersistentLoopFlags = 3587;
+
 // Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for the 16-bit compute type
 // `compute` (q's dtype; fp16 for an e4m3 q) and, with fp8_kv, an e4m3 K/V cache; when p.num_splits > 1 also the
 // combine of the splits (into p.out_type). Returns cudaErrorInvalidValue for a tile with no kernel.
 // `experiment`: the main-loop variant of the tiles that have several (FLASHSEEK_EXPERIMENT; -1: the default).
 // `tile_variant`: LaunchPlan::tile_variant (a decode tile experiment; 0: the tile table's tile).
 // `maps`: the K/V tensor maps of the TMA producer, read where p.kv_tma_rows > 0.
-cudaError_t launch_forward(ScalarType compute, bool fp8_kv, int head_dim_padded, int head_dim_v_padded, int block_m,
-                           const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int max_seqlen_q,
-                           cudaStream_t stream, int experiment = -1, int tile_variant = 0);
+// `fp8_native`: q, k and v e4m3 on the native e4m3 tiles (d 128; the maps describe the e4m3 K and V).
+cudaError_t launch_forward(ScalarType compute, bool fp8_kv, bool fp8_native, int head_dim_padded,
+                           int head_dim_v_padded, int block_m, const FwdParams& p, const KvTensorMaps& maps,
+                           int num_m_blocks, int max_seqlen_q, cudaStream_t stream, int experiment = -1,
+                           int tile_variant = 0);
 
 // Runs the MLA decode kernel (q 64 + q_v 512 against rows [v 512 | k 64], dv 512) for q's dtype; when
 // p.num_splits > 1 also the combine of the splits.

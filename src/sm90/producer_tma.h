@@ -66,11 +66,21 @@ struct ProducerTma {
     }
   }
 
+  // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
+  // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
+  template <bool kPersistent = false>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
-                             int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+                             int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid, int pipe = 0,
+                             int q_count = 0) {
     const uint32_t smem_base = smem_addr(smem);
     const int lane = tid % 32;
-    if (tid == 0) {
+    const int pipe0 = kPersistent ? pipe : 0;
+    auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
+    if constexpr (kPersistent) {
+      if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistQEmptyBarrier, (q_count - 1) & 1);
+    }
+    if (tid == 0 && (!kPersistent || q_count == 0)) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
     }
@@ -87,12 +97,17 @@ struct ProducerTma {
       const int n = n_end - 1;
       Base::compute_row_offsets(p, seq, n, Base::fetch_page(p, seq, b, n, tid), k_off, v_off, tid);
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
-      // Stage 0, phase 0: the empty barriers' previous phase counts as complete.
-      Base::template load_rows<typename Traits::KTile>(k, k_off, p.head_dim / 8, smem_base + Traits::kKOffset, tid);
-      cp_async_arrive_on(smem_base + Traits::k_full_barrier(0));
-      Base::template load_rows<typename Traits::VTile>(v, v_off, p.head_dim_v / 8, smem_base + Traits::kVOffset,
-                                                       tid);
-      cp_async_arrive_on(smem_base + Traits::v_full_barrier(0));
+      // The first block of a CTA: stage 0, phase 0, whose "empty" phase counts as complete; a later tile of a
+      // persistent CTA waits for its stage.
+      const int s0 = stage_of(0);
+      if constexpr (kPersistent) mbarrier_wait(smem_base + Traits::k_empty_barrier(s0), phase_of(0) ^ 1);
+      Base::template load_rows<typename Traits::KTile>(k, k_off, p.head_dim / 8,
+                                                       smem_base + Traits::kKOffset + s0 * Traits::KTile::kBytes, tid);
+      cp_async_arrive_on(smem_base + Traits::k_full_barrier(s0));
+      if constexpr (kPersistent) mbarrier_wait(smem_base + Traits::v_empty_barrier(s0), phase_of(0) ^ 1);
+      Base::template load_rows<typename Traits::VTile>(v, v_off, p.head_dim_v / 8,
+                                                       smem_base + Traits::kVOffset + s0 * Traits::VTile::kBytes, tid);
+      cp_async_arrive_on(smem_base + Traits::v_full_barrier(s0));
       it = 1;
     }
     if (tid < 32) {
@@ -107,8 +122,8 @@ struct ProducerTma {
       for (; it < n_iters; ++it) {
         const BoxCoord c = next;
         next = coord_of(it + 1);
-        const int stage = it % Traits::kStages;
-        const uint32_t phase = (it / Traits::kStages) & 1;
+        const int stage = stage_of(it);
+        const uint32_t phase = phase_of(it);
         const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
         const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
         mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
@@ -127,7 +142,7 @@ struct ProducerTma {
         if (lane == 0) mbarrier_arrive_count(v_full, kThreads);
       }
     }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if constexpr (!kPersistent) asm volatile("cp.async.wait_all;\n" ::: "memory");
   }
 };
 

@@ -42,7 +42,9 @@ struct OnlineSoftmax {
   // the factor by which outputs accumulated under the old maxima must be multiplied.
   // kTreeMax: the row max as 4 independent chains (exact: max is associative, NaN still wins), so its latency
   // is ~kN / 32 + 2 dependent FMNMX instead of kN / 8.
-  template <bool kTreeMax = false>
+  // kExpBiasLog2: the exponentials come out multiplied by 2^kExpBiasLog2 (native e4m3 P; Traits::kPScale), the
+  // running sums too, so that their ratio, O / sum, is unchanged.
+  template <bool kTreeMax = false, int kExpBiasLog2 = 0>
   __device__ __forceinline__ void update(float (&s)[kN / 2], float scale_log2, float (&correction)[2]) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -71,8 +73,9 @@ struct OnlineSoftmax {
       float sum = 0.f;
 #pragma unroll
       for (int j = 0; j < kN / 8; ++j) {
-        const float e0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_scaled));
-        const float e1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_scaled));
+        const float shift = kExpBiasLog2 == 0 ? -m_scaled : static_cast<float>(kExpBiasLog2) - m_scaled;
+        const float e0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, shift));
+        const float e1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, shift));
         s[4 * j + 2 * r] = e0;
         s[4 * j + 2 * r + 1] = e1;
         sum += e0 + e1;

@@ -12,7 +12,7 @@ else()
 endif()
 
 # One executable per primitive so that a failure names the primitive, not the kernel.
-foreach(prim wgmma_ss wgmma_rs mbarrier_pipeline swizzle_layout setmaxnreg tma_load)
+foreach(prim wgmma_ss wgmma_rs wgmma_fp8 mbarrier_pipeline swizzle_layout setmaxnreg tma_load)
   add_executable(test_prim_${prim} ${CMAKE_CURRENT_LIST_DIR}/../gpu_prims/test_${prim}.cu)
   target_include_directories(test_prim_${prim} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_compile_options(test_prim_${prim} PRIVATE ${FLASHSEEK_CUDA_FLAGS})

@@ -169,6 +169,8 @@ TEST(Experiment, ParsesDecodeTileTokens) {
   EXPECT_EQ(Experiment::parse("pdl,tile=2").decode_tile, 2);
   EXPECT_EQ(Experiment::parse("cta2,splitcap=64").split_cap, 64);
   EXPECT_EQ(Experiment::parse("cta2").loop_flags, -1);
+  EXPECT_TRUE(Experiment::parse(nullptr).auto_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-cta2").auto_two_ctas);
 }
 
 TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
@@ -209,6 +211,31 @@ TEST(TileTable, TmaBoxRowsStartOnSwizzleAtomsAndNeverStraddlePages) {
       EXPECT_LE(t.block_n / r, 32) << page;  // one lane of the producer warp per box
     }
   }
+}
+
+// The native e4m3 tiles (perf-log entry 17): the converting d128 tiles' block_n (splits and a token's result
+// agree between prefill and decode tiles and with the converting path's key blocks), 128-byte e4m3 rows.
+TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
+  for (const TileShape& t : kFp8NativeTiles) {
+    EXPECT_TRUE(t.fp8_native && t.fp8_kv);
+    EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
+    EXPECT_EQ(t.head_dim % 128, 0);
+    EXPECT_EQ(t.block_n % 128, 0);  // V^T rows are keys: whole 128-byte rows
+    EXPECT_GE(t.raw_stages, 2);
+    // Q (e4m3) + stages x (K + V^T) + raw V stages + row offsets + the 16-bit O staging tile + barriers.
+    const int smem = t.block_m * t.head_dim + t.stages * 2 * t.block_n * t.head_dim +
+                     t.raw_stages * t.block_n * t.head_dim_v + 32 * t.block_n + 1024 +
+                     t.block_m * t.head_dim_v * 2 + 8 * (1 + 4 * t.stages + t.raw_stages);
+    EXPECT_LE(smem, 232448) << t.block_m;
+  }
+  EXPECT_EQ(fp8_native_tile(128, 128, 128).block_m, 128);
+  EXPECT_EQ(fp8_native_tile(128, 128, 64).block_m, 64);
+  EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 0);
+  EXPECT_TRUE(Experiment::parse("fp8-native").fp8_native);
+  EXPECT_FALSE(Experiment::parse("fp8-native,fp8-convert").fp8_native);
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_native);
+  EXPECT_TRUE(Experiment::parse(nullptr).persistent);
+  EXPECT_FALSE(Experiment::parse("no-persist").persistent);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -278,6 +305,41 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
   }
 }
 
+// The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
+// variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
+TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
+  DeviceInfo h200;
+  auto plan = [&](DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
+    SchedulerArgs s;
+    s.batch_size = batch;
+    s.max_seqlen_q = 1;
+    s.max_seqlen_k = seqlen_k;
+    s.num_heads_q = 4 * num_heads_kv;
+    s.num_heads_kv = num_heads_kv;
+    s.headdim = s.headdim_v = d;
+    s.cache_seqlens = tensor(DType::kInt32, {batch});
+    s.page_size = 16;
+    s.causal = true;
+    s.num_splits = num_splits;
+    s.qkv_dtype = dtype;
+    return make_plan(s, h200);
+  };
+  const LaunchPlan big = plan(DType::kBFloat16, 128, 8, 128, 2048, 0);  // 1024 CTAs
+  EXPECT_EQ(big.num_splits, 1);
+  EXPECT_EQ(big.tile_variant, 1);
+  EXPECT_EQ(big.block_n, decode_variant_tile(1).block_n);
+  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 0).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
+  EXPECT_EQ(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).tile_variant, 0);   // 192 < 198
+  // num_splits = 1 from the caller (vLLM's batch-invariant mode) keeps one tile whatever the batch
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 128, 2048, 1).tile_variant, 0);
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
+  EXPECT_EQ(plan(DType::kFloat16, 128, 8, 128, 2048, 0).tile_variant, 0);
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, 0);
+  const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
+  EXPECT_GT(split.num_splits, 1);
+  EXPECT_EQ(split.tile_variant, 0);
+}
+
 TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
   DeviceInfo h200;
   for (DType q_dtype : {DType::kFloat8E4M3, DType::kBFloat16}) {
@@ -312,6 +374,42 @@ TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
       EXPECT_EQ(call.num_splits, meta.num_splits) << d;
     }
   }
+}
+
+// The persistent-kernel rule (plan.cpp prefers_persistent): short tiles and mixed batches take it, long uniform
+// tiles keep the one-tile kernel (docs/perf-log.md entry 18's measured wins and losses).
+TEST(Plan, PersistentKernelForShortTilesAndMixedBatches) {
+  DeviceInfo h200;
+  // A varlen prefill of `batch` sequences, total_q query tokens, the longest max_q / max_k; L8 heads, d128.
+  auto plan = [&](int batch, int64_t total_q, int max_q, int max_k, bool causal, int window_left = -1,
+                  int window_right = -1, int hq = 32, int hkv = 8) {
+    AttentionArgs a;
+    a.q = tensor(DType::kBFloat16, {total_q, hq, 128});
+    a.k = tensor(DType::kBFloat16, {total_q, hkv, 128});
+    a.v = tensor(DType::kBFloat16, {total_q, hkv, 128});
+    a.out = tensor(DType::kBFloat16, {total_q, hq, 128});
+    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
+    a.cu_seqlens_k = tensor(DType::kInt32, {batch + 1});
+    a.max_seqlen_q = max_q;
+    a.max_seqlen_k = max_k;
+    a.causal = causal;
+    a.window_left = window_left;
+    a.window_right = window_right;
+    validate(a);
+    return make_plan(a, h200).persistent;
+  };
+  EXPECT_TRUE(plan(1, 1024, 1024, 1024, true));          // q1k causal: 4 key blocks per tile on average
+  EXPECT_TRUE(plan(8, 16384, 2048, 2048, true));         // 8q2k causal: 8
+  EXPECT_TRUE(plan(16, 8192, 512, 512, true));           // 16q512
+  EXPECT_TRUE(plan(1, 8192, 8192, 8192, true, 128));     // window 128
+  EXPECT_TRUE(plan(1, 8192, 8192, 8192, true, 1024));    // window 1024: 9 blocks
+  EXPECT_TRUE(plan(16, 11664, 729, 729, false));         // 729-token bidirectional
+  EXPECT_FALSE(plan(1, 8192, 8192, 8192, true));         // q8k causal: 32 blocks
+  EXPECT_FALSE(plan(1, 32768, 32768, 32768, true));      // q32k
+  EXPECT_FALSE(plan(8, 16384, 2048, 2048, false, -1, -1, 32, 32));  // 2k non-causal MHA: 16 blocks
+  EXPECT_FALSE(plan(1, 8192, 8192, 8192, true, 4096));   // window 4096: 33 blocks
+  EXPECT_TRUE(plan(513, 8704, 8192, 8192, true));        // q8k beside 512 decodes: mixed
+  EXPECT_TRUE(plan(4, 5434, 4093, 4093, false));         // q257, q1k, q63, q4093: mixed
 }
 
 }  // namespace

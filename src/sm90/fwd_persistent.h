@@ -1,0 +1,185 @@
+// The persistent forward kernel (experiment kLoopPersistent, docs/perf-log.md entries 14-15): one CTA per SM takes
+// the tiles the one-CTA-per-tile grid would launch from a global counter (dynamic scheduling, heaviest first). The stage
+// ring, its barriers and their phases carry over from tile to tile, so the producer streams the next tile's Q
+// and first K/V blocks while the consumers finish this tile's last P*V and epilogue: the consumers release Q
+// (q_empty) after their last QK^T, and stage O in a tile of their own instead of in Q. A short tile (a few key
+// blocks: sliding windows, 512-token sequences) then no longer pays barrier init, the first loads' latency and
+// the CTA switch with nothing to overlap them.
+// Built for the 16-bit two-consumer tiles with the TMA producer only; where TMA cannot stream every tile
+// (kv_tma_rows 0, a paged cache with left padding) the launcher runs the one-CTA-per-tile kernel.
+#pragma once
+
+#include <atomic>
+
+#include "fwd_kernel.h"
+#include "launch.h"
+
+namespace flashseek::sm90 {
+
+// Per-launch tile counters of the dynamic scheduler: slot i holds (next tile - gridDim.x, CTAs done). Zero at
+// module load; the last CTA of a launch puts its slot back to zero, and the host gives launches in flight
+// different slots (a ring), so no memset and no extra launch per call.
+constexpr int kTileCounterSlots = 1024;
+__device__ int g_tile_counters[2 * kTileCounterSlots];
+
+static_assert(kPersistentLoopFlags == (kDefaultLoopFlags | kLoopPersistent), "the host's persistent loop value");
+
+template <class Traits, int kLoopFlags>
+__global__ void __launch_bounds__(Traits::kThreads, 1)
+    attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,
+                                    int grid_m, int counter_slot) {
+  static_assert(!Traits::kFp8Kv && Traits::kConsumerWarpgroups == 2 && Traits::kCtasPerSm == 1,
+                "the persistent kernel is built for the 16-bit two-consumer tiles");
+  static_assert((kLoopFlags & kStageSkipFlags) == 0, "no stage-skip variant of the persistent kernel");
+  static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
+  constexpr int kWarps = Traits::kThreads / 32;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t base = smem_addr(smem);
+  if (threadIdx.x == 0) {
+    if ((base & 1023) != 0) __trap();
+    mbarrier_init(base + Traits::q_full_barrier(), 128);
+    mbarrier_init(base + Traits::kPersistQEmptyBarrier, 4 * Traits::kConsumerWarpgroups);
+    for (int s = 0; s < Traits::kStages; ++s) {
+      mbarrier_init(base + Traits::k_full_barrier(s), 128);
+      mbarrier_init(base + Traits::v_full_barrier(s), 128);
+      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+    }
+    for (int slot = 0; slot < 2; ++slot) {
+      mbarrier_init(base + Traits::kPersistTileFullBarrier + 8 * slot, 1);
+      mbarrier_init(base + Traits::kPersistTileEmptyBarrier + 8 * slot, kWarps);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  // Tiles in the order the counter hands them out: KV heads (and splits) fastest, then m blocks from the
+  // heaviest (a causal sequence's last; the flat grid's resolve already reverses), then sequences; so every
+  // head's heaviest tiles start first (longest-first dealing, which a static round robin lacks: entry 14).
+  // Measured against m blocks fastest (the one-tile grid's order, K/V of one head in L2; entry 18): that order
+  // fixed a long non-causal MHA batch (+12% -> 0%) but gave back the wins on q1k prefills and mixed batches
+  // (-10% -> 0..+12%); the planner keeps long tiles on the one-tile kernel instead (LaunchPlan::persistent).
+  const int grid_y = p.num_heads_kv * p.num_splits;
+  const int grid_z = p.flat_tiles ? 1 : p.batch;
+  const int total = grid_m * grid_y * grid_z;
+  int* counter = g_tile_counters + 2 * counter_slot;
+  const int lane = threadIdx.x % 32;
+  // The fetching thread (producer warp 1, lane 0: warp 0 issues the TMA copies and must not wait for an atomic)
+  // publishes tile k in slot k & 1 once every warp has read the slot's previous tile.
+  constexpr int kFetcher = 32;
+  auto publish = [&](int k) {
+    const int slot = k & 1;
+    mbarrier_wait(base + Traits::kPersistTileEmptyBarrier + 8 * slot, ((k >> 1) & 1) ^ 1);
+    const int t = k == 0 ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x) + atomicAdd(counter, 1);
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + Traits::kPersistTileSlots + 4 * slot), "r"(t) : "memory");
+    mbarrier_arrive(base + Traits::kPersistTileFullBarrier + 8 * slot);
+  };
+  auto read_tile = [&](int k) {
+    const int slot = k & 1;
+    mbarrier_wait(base + Traits::kPersistTileFullBarrier + 8 * slot, (k >> 1) & 1);
+    int t;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(base + Traits::kPersistTileSlots + 4 * slot) : "memory");
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(base + Traits::kPersistTileEmptyBarrier + 8 * slot);
+    return t;
+  };
+  if (threadIdx.x == kFetcher) publish(0);
+
+  // Both roles walk the same tiles and count the same key blocks (pipe) and Q tiles (q_count), each in its own
+  // loop: ptxas keeps a setmaxnreg only where the code after it is not shared with the other role.
+  auto for_each_tile = [&](auto&& body) {
+    int pipe = 0, q_count = 0;
+    for (int k = 0;; ++k) {
+      const int t = read_tile(k);
+      if (t >= total) break;
+      const int by = t % grid_y;
+      const int rest = t / grid_y;
+      const int m_index = rest % grid_m;
+      const int bz = rest / grid_m;
+      const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
+      TileWork w{};
+      const bool valid = w.resolve<Traits>(p, bx, by, bz, grid_m);
+      const int n_iters = valid ? w.n_end - w.n_begin : 0;
+      if (valid) body(w, n_iters, pipe, q_count);
+      if (threadIdx.x == kFetcher) publish(k + 1);
+      if (n_iters > 0) {
+        pipe += n_iters;
+        ++q_count;
+      }
+    }
+  };
+
+  // The tile loop's state (schedule, sequence, mask) costs the producer registers the one-tile kernel does not
+  // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512).
+  constexpr int kProducerRegs = 56;
+  constexpr int kConsumerRegs = 224;
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register split");
+  const int warpgroup = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+  if (warpgroup == 0) {
+    warpgroup_reg_dealloc<kProducerRegs>();
+    for_each_tile([&](const TileWork& w, int n_iters, int pipe, int q_count) {
+      if (n_iters > 0) {
+        ProducerTma<Traits>::template run<true>(p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
+                                                smem, tid, pipe, q_count);
+      }
+    });
+    // Copies still in flight complete on their own; waiting keeps a retiring warp from leaving them behind.
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if (threadIdx.x == kFetcher) {
+      // This CTA fetches no more tiles: the last one out puts the launch's counters back to zero.
+      __threadfence();
+      if (atomicAdd(counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+        atomicExch(counter, 0);
+        atomicExch(counter + 1, 0);
+      }
+    }
+  } else {
+    warpgroup_reg_alloc<kConsumerRegs>();
+    for_each_tile([&](const TileWork& w, int, int pipe, int q_count) {
+      Consumer<Traits>::template run<kLoopFlags>(p, w.seq, w.mask, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
+                                                 w.split, smem, warpgroup - 1, tid, pipe, q_count & 1);
+    });
+  }
+}
+
+template <class Traits, int kLoopFlags>
+cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
+                                            cudaStream_t stream) {
+  constexpr int kOneTileFlags = kLoopFlags & ~kLoopPersistent;
+  // The one-tile fallback, reached only when the persistent value is forced (FLASHSEEK_EXPERIMENT=3587; by
+  // default run.cpp sends these calls to the one-tile kernel itself). Its shared-memory limit is raised here on
+  // every call: launch_attention_fwd_one_tile raises it once per process, and with the same kernel instantiated in
+  // this translation unit and in inst/, a call from each side failed with "invalid argument" (entry 18).
+  auto one_tile = [&] {
+    const cudaError_t e = cudaFuncSetAttribute(attention_fwd_kernel<Traits, kOneTileFlags>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+    return e != cudaSuccess ? e : launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
+  };
+  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return one_tile();
+  auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
+  static const cudaError_t attr_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
+  if (attr_status != cudaSuccess) return attr_status;
+  static const int num_sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+      n = 132;
+    }
+    return n;
+  }();
+  const long long total =
+      static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  if (total <= 0) return cudaSuccess;
+  // Under 1.5 waves most CTAs get one tile: nothing to overlap, and the tile fetch and counter reset cost 1-3 us
+  // (lse cascade-p512 with 32 tiles, a 163-tile mixed batch with a w128 window: entry 18).
+  if (2 * total < 3LL * num_sms) return one_tile();
+  static std::atomic<unsigned> launches{0};
+  const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
+  const int grid = static_cast<int>(total < num_sms ? total : num_sms);
+  kernel<<<grid, Traits::kThreads, Traits::kPersistSmemBytes, stream>>>(p, maps, num_m_blocks, slot);
+  return cudaGetLastError();
+}
+
+}  // namespace flashseek::sm90

@@ -1,0 +1,95 @@
+// Native e4m3 P*V (wgmma k32, e4m3 x e4m3): fp8 wgmma reads both operands K-major, so V enters as V^T (head-dim
+// rows, keys contiguous), and P comes from registers as e4m3. Two layouts meet here:
+//   the fp32 accumulator S of QK^T: thread (g = lane / 4, c = lane % 4) of a warp holds, per 8-column group j,
+//     s[4j + e] = S(row g + 8 (e >> 1), col 8j + 2c + (e & 1));
+//   the k32 A fragment: a[0] = row g, k 4c..4c+3 (lowest byte first), a[1] = row g + 8, the same k,
+//     a[2] / a[3] = rows g / g + 8, k 16 + 4c..16 + 4c + 3.
+// Instead of moving values between threads, P is packed as each thread holds it: A's k index k of a 32-key chunk
+// then carries key chunk_key(k) = (k & 16) + 8 ((k >> 1) & 1) + 2 ((k >> 2) & 3) + (k & 1), and V^T is written with
+// its key columns in that order (transpose_v_e4m3), so the product sums the right pairs.
+// Both tiles use the 128-byte swizzle of SwizzledTile in bytes: an e4m3 row of 128 elements is one 128-byte row.
+#pragma once
+
+#include <cstdint>
+
+#include "smem_tile.h"
+
+namespace flashseek::sm90 {
+
+// The key (0..31) of a 32-key chunk that A's k index k carries.
+__host__ __device__ constexpr int chunk_key(int k) {
+  return (k & 16) + 8 * ((k >> 1) & 1) + 2 * ((k >> 2) & 3) + (k & 1);
+}
+
+// An e4m3 tile of kRows rows x kCols one-byte columns: column blocks of 128 elements, each 128 bytes per row.
+template <int kRows, int kCols>
+struct SwizzledTile8 {
+  static_assert(kCols % 128 == 0, "e4m3 tiles hold whole 128-column blocks");
+  using Bytes = SwizzledTile<kRows, kCols / 2>;  // the same bytes as a 16-bit tile of half the columns
+  static constexpr int kRowBytes = Bytes::kRowBytes;
+  static constexpr int kColumnBlocks = Bytes::kColumnBlocks;
+  static constexpr int kColumnBlockBytes = Bytes::kColumnBlockBytes;
+  static constexpr int kBytes = Bytes::kBytes;
+  __host__ __device__ static constexpr uint32_t byte_offset(int row, int col) {
+    return Bytes::chunk_offset(row, col >> 4) + (col & 15);
+  }
+};
+
+// Four fp32 values to four e4m3 (round to nearest, saturating to +-448; NaN stays NaN), x0 in the lowest byte.
+__device__ __forceinline__ uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
+  uint16_t lo, hi;
+  // cvt ... d, a, b puts a in the upper byte.
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(x1), "f"(x0));
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(x3), "f"(x2));
+  return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+}
+
+// The A fragment of key chunk kk (keys 32 kk .. 32 kk + 31, accumulator groups 4 kk .. 4 kk + 3) from S.
+template <int kSRegs>
+__device__ __forceinline__ void pack_p_e4m3(const float (&s)[kSRegs], int kk, uint32_t (&a)[4]) {
+  const int b = 16 * kk;
+  a[0] = pack4_e4m3(s[b + 0], s[b + 1], s[b + 4], s[b + 5]);
+  a[1] = pack4_e4m3(s[b + 2], s[b + 3], s[b + 6], s[b + 7]);
+  a[2] = pack4_e4m3(s[b + 8], s[b + 9], s[b + 12], s[b + 13]);
+  a[3] = pack4_e4m3(s[b + 10], s[b + 11], s[b + 14], s[b + 15]);
+}
+
+// V^T (kDv rows x kKeys columns, K-major for P*V) from V (kKeys rows x kDv columns, as it arrived), both
+// SwizzledTile8, by `threads` threads from thread `tid`. A unit is 4 keys x 4 head-dim columns: 4 32-bit reads
+// (one per key: the keys chunk_key(4q .. 4q + 3) of one chunk), a 4 x 4 byte transpose (8 byte permutes), 4 32-bit
+// writes (one per head-dim row, the 4 bytes at k = 4q .. 4q + 3 of its chunk). Consecutive threads take
+// consecutive key quads of one head-dim quad, so a warp's writes fill whole rows (no bank conflict).
+// Keys from `valid_keys` on are written as zeros (rows past a sequence's end hold another sequence's or unused
+// slots' values, NaN included, and P = 0 times NaN would still be NaN).
+template <int kKeys, int kDv>
+__device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_smem, int tid, int threads,
+                                                 int valid_keys = kKeys) {
+  using V = SwizzledTile8<kKeys, kDv>;
+  using VT = SwizzledTile8<kDv, kKeys>;
+  constexpr int kKeyQuads = kKeys / 4;
+  for (int u = tid; u < kKeyQuads * (kDv / 4); u += threads) {
+    const int quad = u % kKeyQuads;  // k = 4 quad .. 4 quad + 3
+    const int n0 = 4 * (u / kKeyQuads);
+    const int k0 = 4 * quad;
+    const int chunk_base = k0 & ~31;
+    uint32_t r[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int key = chunk_base + chunk_key((k0 & 31) + i);
+      r[i] = 0;
+      if (key < valid_keys) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[i]) : "r"(v_smem + V::byte_offset(key, n0)));
+    }
+    const uint32_t t0 = __byte_perm(r[0], r[1], 0x5140);  // r0.b0 r1.b0 r0.b1 r1.b1
+    const uint32_t t1 = __byte_perm(r[2], r[3], 0x5140);
+    const uint32_t t2 = __byte_perm(r[0], r[1], 0x7362);  // r0.b2 r1.b2 r0.b3 r1.b3
+    const uint32_t t3 = __byte_perm(r[2], r[3], 0x7362);
+    const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632), __byte_perm(t2, t3, 0x5410),
+                             __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + VT::byte_offset(n0 + j, k0)), "r"(out[j]) : "memory");
+    }
+  }
+}
+
+}  // namespace flashseek::sm90

@@ -1,0 +1,121 @@
+// The producer of the native e4m3 tiles (q, k and v all e4m3; kernel_traits.h kFp8Native, docs/perf-log.md entry
+// 17). e4m3 wgmma reads both operands K-major, so:
+//   Q (packed GQA rows) by cp.async into the e4m3 Q tile, once;
+//   K by TMA straight into the stage's K tile (one warp, boxes as producer_tma.h);
+//   V by TMA into a raw stage (keys x dv bytes), then all 128 producer threads transpose it into the stage's V^T
+//   tile (dv x keys, keys in the order the consumers' P fragment carries them: prims/fp8_fragments.h), zeroing the
+//   keys past the sequence's end, fence the async proxy and arrive on the stage's v_full barrier.
+// The transpose of block j runs while the copies of block j + 1 are in flight (lag kRawStages - 1), and a named
+// barrier after each transpose keeps the next TMA into that raw stage behind every thread's reads of it.
+// Rows past the sequence's end come in with the boxes (no zero fill by copies): their K columns are masked to
+// -inf, their V rows zeroed by the transpose. Box coordinates past the end are clamped to the sequence's last key
+// (a paged cache's block table is read only inside the sequence's pages).
+#pragma once
+
+#include "fwd_params.h"
+#include "kernel_traits.h"
+#include "prims/async_copy.h"
+#include "prims/fp8_fragments.h"
+#include "prims/mbarrier.h"
+#include "prims/tma.h"
+#include "prims/wgmma.h"
+#include "producer_tma.h"
+#include "seqlen.h"
+
+namespace flashseek::sm90 {
+
+template <class Traits>
+struct ProducerFp8Native {
+  static_assert(Traits::kFp8Native, "native e4m3 tiles only");
+  static constexpr int kThreads = 128;
+  static constexpr int kLag = Traits::kRawStages - 1;
+  static_assert(kLag >= 1, "two raw stages at least: one in flight while one is transposed");
+  using Tma = ProducerTma<Traits>;
+
+  // Packed GQA query rows of e4m3 q: 16-byte chunks (16 values) into the e4m3 Q tile, zero-filled past the
+  // sequence's rows and the call's head dim (a multiple of 16: the host only takes this path then).
+  __device__ __forceinline__ static void load_q(const FwdParams& p, const SequenceInfo& seq, int row_begin,
+                                                int kv_head, uint32_t smem_base, int tid) {
+    constexpr int kChunks = Traits::QTile::kChunksPerRow;
+    const int valid_chunks = p.head_dim / 16;
+    const uint8_t* q = static_cast<const uint8_t*>(p.q);
+    for (int idx = tid; idx < Traits::kBlockM * kChunks; idx += kThreads) {
+      const int row = idx / kChunks;
+      const int chunk = idx - row * kChunks;
+      const int packed = row_begin + row;
+      const int token = p.qheads_div.div(packed);
+      const int head = kv_head * p.qheads_per_kvhead + (packed - token * p.qheads_per_kvhead);
+      const bool valid = token < seq.seqlen_q && chunk < valid_chunks;
+      const uint8_t* src = valid ? q + static_cast<int64_t>(seq.q_start + token) * p.q_row_stride +
+                                       static_cast<int64_t>(head) * p.q_head_stride + chunk * 16
+                                 : q;
+      cp_async_16_zfill(smem_base + Traits::kQOffset + Traits::QTile::chunk_offset(row, chunk), src, valid);
+    }
+    cp_async_arrive_on(smem_base + Traits::q_full_barrier());
+  }
+
+  __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
+                             int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+    const uint32_t smem_base = smem_addr(smem);
+    const int lane = tid % 32;
+    if (tid == 0) {
+      prefetch_tensormap(&maps.k);
+      prefetch_tensormap(&maps.v);
+    }
+    load_q(p, seq, row_begin, kv_head, smem_base, tid);
+
+    const int n_iters = n_end - n_begin;
+    const int box_rows = p.kv_tma_rows;
+    const bool has_box = lane * box_rows < Traits::kBlockN;
+    const int last_key = max(0, seq.seqlen_k - 1);
+    for (int it = 0; it < n_iters + kLag; ++it) {
+      if (it < n_iters && tid < 32) {
+        // Block it: K into its stage, V into its raw stage, all by TMA.
+        const int n = n_end - 1 - it;
+        const int stage = it % Traits::kStages;
+        const uint32_t phase = (it / Traits::kStages) & 1;
+        const int raw = it % Traits::kRawStages;
+        const typename Tma::BoxCoord c =
+            has_box ? Tma::box_coord(p, seq, b, min(n * Traits::kBlockN + lane * box_rows, last_key))
+                    : typename Tma::BoxCoord{0, 0};
+        const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
+        mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+        if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+        if (has_box) {
+          Tma::template load_box<typename Traits::KTile>(
+              &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, kv_head, c, lane, box_rows,
+              k_full);
+        }
+        if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
+        const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
+        if (lane == 0) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
+        if (has_box) {
+          Tma::template load_box<typename Traits::VRawTile>(
+              &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, kv_head, c, lane, box_rows,
+              raw_full);
+        }
+        if (lane == 0) mbarrier_arrive(raw_full);
+      }
+      const int j = it - kLag;
+      if (j >= 0) {
+        // Block j: V^T from its raw stage, by every producer thread.
+        const int n = n_end - 1 - j;
+        const int stage = j % Traits::kStages;
+        const uint32_t phase = (j / Traits::kStages) & 1;
+        const int raw = j % Traits::kRawStages;
+        mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
+        mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
+        const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
+        transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes,
+                                                       smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+                                                       tid, kThreads, valid_keys);
+        fence_proxy_async_shared();
+        mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
+        named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+      }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  }
+};
+
+}  // namespace flashseek::sm90
