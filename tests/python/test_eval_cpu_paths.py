@@ -79,6 +79,17 @@ def test_runner_times_the_bf16_twin_of_an_fp8_scenario(fake):
     assert summarize([r])["fp8_goals"]["decode"]["scenarios"] == 0
 
 
+def test_runner_times_the_page64_twin_of_a_page16_decode(fake):
+    ceil = {"hbm_GBps": 4000.0, "bf16_TFLOPs": 700.0}
+    s = g.make_scenario("decode-paged", H, "4q1s150", suffix=["x"])
+    assert s.page_size == 16
+    r = evaluate(s, HostTimer(), ceil, [], None, seed=3, device="cpu")
+    assert r["correct"] and r["us"] > 0, r
+    assert r["p64_twin_us"] > 0 and "p64_twin_error" not in r, r
+    assert "p64_twin_us" not in evaluate(g.make_scenario("decode-paged", H, "4q1s150", suffix=["y"], page_size=8),
+                                         HostTimer(), ceil, [], None, seed=3, device="cpu")
+
+
 SDPA_CASES = [
     g.make_scenario("decode-paged", H, "4q1s37", suffix=["u"], page_size=8),  # uniform, no mask needed
     g.make_scenario("spec-decode", H, "4q3s20", suffix=["u"], page_size=8),  # uniform, bottom-right mask

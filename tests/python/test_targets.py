@@ -73,3 +73,23 @@ def test_scenario_fields():
     s = g.make_scenario("prefill-varlen", "L8", "q257_q1k", suffix=["x"], causal=False)
     f = targets.scenario_fields(s)
     assert f == {"head_dim": 128, "causal": False, "page_size": 16, "min_q": 257, "max_k": 1024}
+
+
+def test_page_size_pairs_the_runners_p64_twin():
+    recs = [_rec("decode-paged/L8/128q1s8k/p16", "decode-paged", us=1040.0, p64_twin_us=1000.0),  # 1.04: met
+            _rec("decode-splitkv/L8/q1s128k/p16/splits0", "decode-splitkv", us=160.0, p64_twin_us=150.0)]  # 1.07
+    got = {t["target"]: t for t in targets.check_targets(recs, stats.summarize(recs), trivial_us=None)}
+    assert got["page size"]["scenarios"] == 2 and got["page size"]["met"] is False
+    by = {r["name"]: r for r in got["page size"]["rows"]}
+    assert by["decode-paged/L8/128q1s8k/p16"]["met"] and not by["decode-splitkv/L8/q1s128k/p16/splits0"]["met"]
+
+
+def test_page64_twin_is_the_same_call_on_64_token_pages():
+    s = g.make_scenario("decode-paged", "L8", "128q1s8k")
+    assert targets.wants_page64_twin(s)
+    t = targets.page64_twin_of(s)
+    assert t.page_size == 64 and t.name == s.name + "#p64"
+    assert (t.q_lens, t.k_lens, t.heads) == (s.q_lens, s.k_lens, s.heads)
+    assert not targets.wants_page64_twin(t)
+    assert not targets.wants_page64_twin(g.make_scenario("prefill-dense", "L8", "q1k"))
+    assert not targets.wants_page64_twin(g.make_scenario("decode-paged", "L8", "8q1s1k", dtype="e4m3"))

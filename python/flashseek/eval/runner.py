@@ -65,6 +65,8 @@ def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Se
     _free(run)
     if rec["us"] is not None and s.family == "fp8":
         _time_bf16_twin(s, timer, seed, device, rec)  # after ours and the baselines: its inputs in their place
+    if rec["us"] is not None and targets.wants_page64_twin(s):
+        _time_page64_twin(s, timer, seed, device, rec)
     return rec
 
 
@@ -86,23 +88,33 @@ def _time_ours(s: Scenario, run, timer: DeviceTimer, rec: dict) -> None:
             rec["timed_output_max_diff"] = _num(float((out.float() - checked.float()).abs().max().item()))
 
 
-def _time_bf16_twin(s: Scenario, timer: DeviceTimer, seed: int, device: str, rec: dict) -> None:
-    """Issue #5's ratios: the same call with bf16 q, k and v, checked and timed in this run (fp8_goals.py)."""
-    rec["fp8_goal"] = fp8_goals.goal_of(s)
-    twin = fp8_goals.twin_of(s)
+def _time_twin(twin: Scenario, timer: DeviceTimer, seed: int, device: str, rec: dict, key: str) -> None:
+    """A variant of the scenario checked and timed in this run after it (its inputs in their place): its time as
+    rec[key + "_us"], or why not as rec[key + "_error"]."""
     run = run_scenario(twin, device, seed)
     try:
         if not run.result.correct:
-            rec["bf16_twin_error"] = (run.result.reason or run.result.error or "wrong")[:300]
+            rec[key + "_error"] = (run.result.reason or run.result.error or "wrong")[:300]
             return
         twin_rec: dict = {}
         _time_ours(twin, run, timer, twin_rec)
-        rec["bf16_twin_us"] = twin_rec.get("us")
+        rec[key + "_us"] = twin_rec.get("us")
     except Exception as exc:
-        rec["bf16_twin_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        rec[key + "_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         _sync(device)
     finally:
         _free(run)
+
+
+def _time_bf16_twin(s: Scenario, timer: DeviceTimer, seed: int, device: str, rec: dict) -> None:
+    """Issue #5's ratios: the same call with bf16 q, k and v (fp8_goals.py)."""
+    rec["fp8_goal"] = fp8_goals.goal_of(s)
+    _time_twin(fp8_goals.twin_of(s), timer, seed, device, rec, "bf16_twin")
+
+
+def _time_page64_twin(s: Scenario, timer: DeviceTimer, seed: int, device: str, rec: dict) -> None:
+    """Issue #6's page-size target: the same call on a cache of 64-token pages (targets.py)."""
+    _time_twin(targets.page64_twin_of(s), timer, seed, device, rec, "p64_twin")
 
 
 def _time_baselines(s: Scenario, run, timer: DeviceTimer, rec: dict, names: Sequence[str],
