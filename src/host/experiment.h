@@ -12,11 +12,12 @@
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
-//                entry 9; both: 3587 the persistent kernel, entries 14-15); also loop=N; an unlisted value fails
-//                the launch of those tiles
+//                entry 9; both: 3587 the persistent kernel, entries 14-15; 5635 the warpgroup index broadcast,
+//                entry 19); also loop=N; an unlisted value fails the launch of those tiles
 //   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
 //                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
+//   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
@@ -42,7 +43,8 @@ struct Experiment {
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
-  bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
+  bool auto_two_ctas = true;
+  bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)  // the planner's two-CTA decode rule (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
@@ -72,6 +74,7 @@ struct Experiment {
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
       else if (t == "no-cta2") e.auto_two_ctas = false;
+      else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "no-persist") e.persistent = false;

@@ -78,6 +78,15 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
   }
+  const bool persistent =
+      !in.mla_decode && prefers_persistent(in, tile.block_m, tile.block_n, qheads_per_kvhead);
+  // Long 16-bit d64 tiles take 192 rows (three consumer warpgroups share each K/V block, as FA3 does at d 64): the
+  // d64 tile's softmax is as large as its tensor work, and a third warpgroup gives the SM more of both to overlap
+  // (docs/perf-log.md entry 19). Short tiles keep 128 rows: the persistent kernel (128 rows only) wins there.
+  if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
+      tile.head_dim_v == 64 && !persistent) {
+    tile = find_tile_shape(64, 64, 192, false);
+  }
   plan.head_dim_padded = tile.head_dim;
   plan.head_dim_v_padded = tile.head_dim_v;
   plan.block_m = tile.block_m;
@@ -127,7 +136,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
   plan.num_splits = splits;
   plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
-  plan.persistent = !in.mla_decode && prefers_persistent(in, plan.block_m, plan.block_n, plan.qheads_per_kvhead);
+  plan.persistent = persistent && plan.block_m == 128;
   plan.kernel_name = in.mla_decode ? "mla_decode_sm90" : "attention_fwd_sm90";
   return plan;
 }

@@ -57,6 +57,9 @@ constexpr TileShape kTileShapes[] = {
     {192, 128, 64, 96, 2, true, 2},
     {192, 192, 64, 80, 2, true, 2},
     {256, 256, 64, 64, 2, true, 2},
+    // d64, 192 rows: three consumer warpgroups share each K/V block (as FA3 does at d 64). The plan takes it for
+    // long bf16 / fp16 d64 tiles only (plan.cpp); same block_n as the 64- and 128-row tiles (same bits).
+    {64, 64, 192, 128, 4, false, 0},
 };
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
@@ -86,11 +89,13 @@ constexpr TileShape decode_variant_tile(int v) {
 // consumers multiply e4m3 x e4m3 with P in e4m3. Per stage: K (block_n x d bytes) + V^T (d x block_n); raw V
 // stages (block_n x dv) are the transpose's input; O is staged in its own 16-bit tile. block_n 128 as the
 // converting tiles of d128, so splits and the prefill / decode results of a token agree with them.
-// Shared memory: m128 16 + 3 x 32 + 2 x 16 + 32 = 176 KB; m64 8 + 4 x 32 + 2 x 16 + 16 = 184 KB.
+// Four raw V stages (the transpose lags the copies by three blocks): with two, only 32-64 KB per SM were in flight
+// and e4m3 decode streamed 1.8 TB/s (docs/perf-log.md entry 19).
+// Shared memory: m128 16 + 3 x 32 + 4 x 16 + 32 = 208 KB; m64 8 + 4 x 32 + 4 x 16 + 16 = 216 KB.
 constexpr int kFp8NativeVariant = 200;
 constexpr TileShape kFp8NativeTiles[] = {
-    {128, 128, 128, 128, 3, true, 2, 1, true},
-    {128, 128, 64, 128, 4, true, 2, 1, true},
+    {128, 128, 128, 128, 3, true, 4, 1, true},
+    {128, 128, 64, 128, 4, true, 4, 1, true},
 };
 
 constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
@@ -139,6 +144,7 @@ constexpr int kv_tma_box_rows(bool paged, int page_size, int block_n) {
 }
 
 // Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.
+// 64 or 128 rows by the packed query rows of the longest sequence (the plan may take 192 at d 64: plan.cpp).
 constexpr int choose_block_m(long long max_packed_rows) { return max_packed_rows <= 64 ? 64 : 128; }
 
 }  // namespace flashseek

@@ -150,7 +150,10 @@ struct Consumer {
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
                              int tid, int pipe = 0, uint32_t q_parity = 0) {
     constexpr bool kPersistent = (kFlags & kLoopPersistent) != 0;
-    const int pipe0 = kPersistent ? pipe : 0;
+    // Broadcast from lane 0: a value that ptxas cannot prove warp-uniform (the persistent kernel's counts come from
+    // shared memory) moves every stage address and descriptor derived from it out of the uniform datapath
+    // (docs/perf-log.md entry 19: +11% instructions per block, the softmax no longer under P*V at d128).
+    const int pipe0 = kPersistent ? __shfl_sync(0xffffffffu, pipe, 0) : 0;
     auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
     auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
     auto release_q = [&](uint32_t base_addr, int ln) {

@@ -31,9 +31,11 @@ using ExperimentLoopFlags = LoopFlagList<
     kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp,                             //  515
     kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
     // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
-    kExpBase | kLoopPersistent>;                                                    // 3587
+    kExpBase | kLoopPersistent,                                                     // 3587
+    // the warpgroup index broadcast (bitwise equal; entry 19)
+    kExpBase | kLoopUniformWg>;                                                     // 5635
 
-// The d64 tile: the persistent kernel only (the short-tile d64 prefills: sliding windows of gpt-oss).
-using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent>;
+// The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
+using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopUniformWg>;
 
 }  // namespace flashseek::sm90

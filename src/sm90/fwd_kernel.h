@@ -111,8 +111,11 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     if constexpr (kOneConsumer) {
       if (warpgroup == 2) return;  // experiment: one consumer warpgroup does all the work there is
     }
-    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
-                                               warpgroup - 1, tid);
+    // kLoopUniformWg: ptxas cannot prove threadIdx.x / 128 warp-uniform, so the descriptors and addresses derived
+    // from it live in vector registers and each wgmma needs R2UR moves (16 per key block at d128, entry 19).
+    const int wg = (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
+    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, wg,
+                                               tid);
   }
 }
 

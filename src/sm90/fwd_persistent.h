@@ -81,7 +81,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(base + Traits::kPersistTileSlots + 4 * slot) : "memory");
     __syncwarp();
     if (lane == 0) mbarrier_arrive(base + Traits::kPersistTileEmptyBarrier + 8 * slot);
-    return t;
+    // Every tile field derives from t: broadcast it so that ptxas keeps them warp-uniform (entry 19).
+    return __shfl_sync(0xffffffffu, t, 0);
   };
   if (threadIdx.x == kFetcher) publish(0);
 
@@ -138,7 +139,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     warpgroup_reg_alloc<kConsumerRegs>();
     for_each_tile([&](const TileWork& w, int, int pipe, int q_count) {
       Consumer<Traits>::template run<kLoopFlags>(p, w.seq, w.mask, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
-                                                 w.split, smem, warpgroup - 1, tid, pipe, q_count & 1);
+                                                 w.split, smem, __shfl_sync(0xffffffffu, warpgroup - 1, 0), tid, pipe,
+                                                 q_count & 1);
     });
   }
 }

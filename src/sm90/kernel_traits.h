@@ -29,6 +29,7 @@ enum LoopFlags : int {
   kLoopDescPrecomp = 512,    // wgmma shared-memory descriptors from precomputed bases (one add each)
   kLoopTreeMax = 1024,       // row max as 4 independent FMNMX chains per row instead of 1
   kLoopPersistent = 2048,    // persistent CTAs over a dynamic tile schedule (fwd_persistent.h)
+  kLoopUniformWg = 4096,     // the consumer warpgroup index broadcast from lane 0 (warp-uniform for ptxas; entry 19)
 };
 // Measured best (entry 9 and 13): -0.7..-1.5% time for the two rewrites beside the TMA producer.
 constexpr int kDefaultLoopFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;
@@ -78,10 +79,13 @@ struct FwdKernelTraits {
   // producer gives up to 40, the consumer takes 216: 128 * 40 + 128 * 216 = 32768.
   static constexpr int kCtasPerSm = kShape.ctas_per_sm;
   static_assert(kCtasPerSm == 1 || kCtasPerSm == 2, "one or two CTAs per SM");
-  static constexpr bool kReallocateRegisters = kConsumerWarpgroups == 2 || kCtasPerSm == 2;
-  static constexpr int kProducerRegs = 40;
+  // Three consumer warpgroups (block_m 192, d64): 512 threads start at 128; the producer gives up to 32, the
+  // consumers take 160 (S 64 + P 32 + O 32 words at d64 / block_n 128; 152 spilled): 128 * 32 + 384 * 160 = 65536.
+  static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm == 2;
+  static constexpr int kProducerRegs = kConsumerWarpgroups == 3 ? 32 : 40;
   static constexpr int kConsumerRegs =
-      kConsumerWarpgroups == 2 ? 232 : ((65536 / kCtasPerSm - 128 * kProducerRegs) / 128) / 8 * 8;
+      kConsumerWarpgroups == 2 ? 232
+                               : ((65536 / kCtasPerSm - 128 * kProducerRegs) / (128 * kConsumerWarpgroups)) / 8 * 8;
   static_assert(!kReallocateRegisters ||
                     128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= 65536 / kCtasPerSm,
                 "register split over the CTA's share of the register file");

@@ -57,16 +57,25 @@ cudaError_t launch_decode_tile(const Launch& l) {
 }
 
 template <class Element, bool kFp8Kv, int kD, int kDv>
+cudaError_t launch_prefill_tile(int block_m, const Launch& l) {
+  if constexpr (kD == 64 && kDv == 64 && !kFp8Kv) {
+    if (block_m == 192) return launch_tile<FwdKernelTraits<Element, kD, kDv, 192, kFp8Kv>>(l);
+  }
+  if (block_m != 128) return cudaErrorInvalidValue;
+  return launch_tile<FwdKernelTraits<Element, kD, kDv, 128, kFp8Kv>>(l);
+}
+
+template <class Element, bool kFp8Kv, int kD, int kDv>
 cudaError_t forward_then_combine(int block_m, const Launch& l) {
   const cudaError_t status = block_m == 64 ? launch_decode_tile<Element, kFp8Kv, kD, kDv>(l)
-                                           : launch_tile<FwdKernelTraits<Element, kD, kDv, 128, kFp8Kv>>(l);
+                                           : launch_prefill_tile<Element, kFp8Kv, kD, kDv>(block_m, l);
   if (status != cudaSuccess || l.p.num_splits <= 1) return status;
   return launch_combine<kDv>(l);
 }
 
 template <class Element, bool kFp8Kv>
 cudaError_t dispatch_head_dims(int d, int dv, int block_m, const Launch& l) {
-  if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
+  if (block_m != 64 && block_m != 128 && block_m != 192) return cudaErrorInvalidValue;
   if (d == 64 && dv == 64) return forward_then_combine<Element, kFp8Kv, 64, 64>(block_m, l);
   if (d == 128 && dv == 128) return forward_then_combine<Element, kFp8Kv, 128, 128>(block_m, l);
   if (d == 192 && dv == 128) return forward_then_combine<Element, kFp8Kv, 192, 128>(block_m, l);

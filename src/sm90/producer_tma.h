@@ -74,7 +74,7 @@ struct ProducerTma {
                              int q_count = 0) {
     const uint32_t smem_base = smem_addr(smem);
     const int lane = tid % 32;
-    const int pipe0 = kPersistent ? pipe : 0;
+    const int pipe0 = kPersistent ? __shfl_sync(0xffffffffu, pipe, 0) : 0;  // warp-uniform for ptxas (consumer.h)
     auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
     auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
     if constexpr (kPersistent) {

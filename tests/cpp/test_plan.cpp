@@ -25,8 +25,9 @@ TEST(TileTable, EveryTileFitsSharedMemoryAndWgmmaShapes) {
 
 TEST(TileTable, EveryTileHasAnFp8Twin) {
   // Every 16-bit tile has an fp8-cache tile of the same head dims and block_m (the kernels are instantiated for
-  // both), whose e4m3 staging can also hold an e4m3 Q tile.
+  // both), whose e4m3 staging can also hold an e4m3 Q tile; the 192-row d64 tile is 16-bit only.
   for (const TileShape& t : kTileShapes) {
+    if (t.block_m == 192) continue;
     const TileShape f = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, !t.fp8_kv);
     EXPECT_EQ(f.block_m, t.block_m) << t.head_dim << "x" << t.head_dim_v << " m" << t.block_m;
     if (t.fp8_kv) {
@@ -39,12 +40,13 @@ TEST(TileTable, EveryTileHasAnFp8Twin) {
 }
 
 TEST(TileTable, DecodeAndPrefillTilesShareBlockN) {
-  // A token's result must not depend on whether the 64-row (decode) or the 128-row (prefill) kernel ran it: both
-  // visit the same key blocks with the same online-softmax steps.
+  // A token's result must not depend on whether the 64-row (decode), 128-row or 192-row (prefill) kernel ran
+  // it: all visit the same key blocks with the same online-softmax steps.
   for (const TileShape& t : kTileShapes) {
     const TileShape other = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m == 64 ? 128 : 64, t.fp8_kv);
     EXPECT_EQ(other.block_n, t.block_n) << t.head_dim << "x" << t.head_dim_v << (t.fp8_kv ? " fp8" : "");
   }
+  EXPECT_EQ(find_tile_shape(64, 64, 192, false).block_n, find_tile_shape(64, 64, 128, false).block_n);
 }
 
 TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
@@ -410,6 +412,39 @@ TEST(Plan, PersistentKernelForShortTilesAndMixedBatches) {
   EXPECT_FALSE(plan(1, 8192, 8192, 8192, true, 4096));   // window 4096: 33 blocks
   EXPECT_TRUE(plan(513, 8704, 8192, 8192, true));        // q8k beside 512 decodes: mixed
   EXPECT_TRUE(plan(4, 5434, 4093, 4093, false));         // q257, q1k, q63, q4093: mixed
+}
+
+// The 192-row d64 tile (plan.cpp): long 16-bit d64 tiles take it; short ones (the persistent kernel's), decode,
+// fp8 caches, other head dims and no-m192 keep theirs. Scheduler metadata plans the same.
+TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
+  DeviceInfo h200;
+  auto plan = [&](int64_t total_q, int max_q, int max_k, int d, DType kv = DType::kBFloat16, int window_left = -1) {
+    AttentionArgs a;
+    a.q = tensor(kv == DType::kFloat8E4M3 ? DType::kBFloat16 : kv, {total_q, 64, d});
+    a.k = tensor(kv, {total_q, 8, d});
+    a.v = tensor(kv, {total_q, 8, d});
+    a.out = tensor(kv == DType::kFloat8E4M3 ? DType::kBFloat16 : kv, {total_q, 64, d});
+    a.cu_seqlens_q = tensor(DType::kInt32, {2});
+    a.cu_seqlens_k = tensor(DType::kInt32, {2});
+    a.max_seqlen_q = max_q;
+    a.max_seqlen_k = max_k;
+    a.causal = true;
+    a.window_left = window_left;
+    validate(a);
+    return make_plan(a, h200);
+  };
+  const LaunchPlan oss = plan(8192, 8192, 8192, 64);  // gpt-oss q8k: 32 key blocks per tile
+  EXPECT_EQ(oss.block_m, 192);
+  EXPECT_EQ(oss.block_n, 128);
+  EXPECT_FALSE(oss.persistent);
+  EXPECT_EQ(oss.num_m_blocks, (8192 * 8 + 191) / 192);
+  EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat16).block_m, 192);
+  EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kBFloat16, 128).block_m, 128);  // window 128: persistent
+  EXPECT_EQ(plan(1024, 1024, 1024, 64).block_m, 128);                        // q1k: persistent
+  EXPECT_EQ(plan(8192, 8192, 8192, 128).block_m, 128);
+  EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat8E4M3).block_m, 128);
+  EXPECT_FALSE(Experiment::parse(nullptr).d64_m192 == false);
+  EXPECT_FALSE(Experiment::parse("no-m192").d64_m192);
 }
 
 }  // namespace

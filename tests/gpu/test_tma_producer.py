@@ -5,8 +5,9 @@ per process). Each pair fills the same shared-memory tiles in the same order, so
 bit, on every K/V layout the TMA producer describes:
 dense varlen rows, paged NHD and HND caches with boxes of 8, 16 and 128 rows (page sizes 8, 16, 64 against
 block_n 80 / 112 / 128, and 256), batched caches (cache_batch_idx, left padding), and the page sizes that fall
-back to cp.async (1 and 4). Each case must also pass the fp32
-reference (so a shared mistake in both producers still fails)."""
+back to cp.async (1 and 4). The 192-row d64 tile (three consumer warpgroups) against FLASHSEEK_EXPERIMENT=no-m192's
+128 rows: the same key blocks and softmax steps per row, so the same bits. Each case must also pass the fp32
+reference (so a shared mistake in both still fails)."""
 
 import os
 import subprocess
@@ -57,8 +58,17 @@ CASES = [
     make_scenario("prefill-varlen", "MHA", "16q512", suffix=["varlen", "noncausal"], kv_layout="varlen",
                   causal=False, **_lse),
     make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64"], **_lse),
+    # long d64 tiles: the 192-row tile (three consumer warpgroups) against no-m192's 128 rows; q heads per KV head
+    # 8 and 5 (tiles that end inside a token's heads), sinks, a window past the persistent kernel's, softcap
+    make_scenario("prefill-dense", "OSS", "q3500", suffix=["p16", "d64-m192"], **_lse),
+    make_scenario("prefill-varlen", custom_heads(40, 8, 64), "q3500_q2900_q77", suffix=["varlen", "d64-g5"],
+                  kv_layout="varlen", **_lse),
+    make_scenario("sinks", "OSS", "q4000_q3000", suffix=["p16", "sinks", "w2048"], sinks=True,
+                  window=(2047, 0), **_lse),
+    make_scenario("softcap", custom_heads(16, 2, 64), "2q2000", suffix=["p64", "sc30", "fp16", "noncausal"],
+                  page_size=64, softcap=30.0, dtype="fp16", causal=False, **_lse),
 ]
-EXPERIMENTS = ["cpasync", "3587", "no-persist"]
+EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "5635"]
 
 
 def _outputs(seed):

@@ -40,9 +40,9 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t phase_parit
 // Named barriers: ids 0 (__syncthreads) and the ones below; `count` threads (a multiple of 32) take part.
 enum class NamedBarrier : uint32_t {
   kCta = 0,
-  kConsumerWarpgroup0 = 1,  // + consumer warpgroup index: epilogue staging within one warpgroup
-  kProducer = 3,            // the producer warpgroup's row-offset buffers
-  kMmaTurn0 = 4,            // + consumer warpgroup index: that warpgroup's turn to issue its GEMMs
+  kConsumerWarpgroup0 = 1,  // + consumer warpgroup index (up to 3): epilogue staging within one warpgroup
+  kProducer = 4,            // the producer warpgroup's row-offset buffers
+  kMmaTurn0 = 5,            // + consumer warpgroup index: that warpgroup's turn to issue its GEMMs
 };
 
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
