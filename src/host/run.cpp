@@ -224,20 +224,10 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
-  // The calls the persistent kernel does not take (fwd_persistent.h) go to the one-tile kernel from here, so that
-  // no kernel is launched from two translation units (entry 18): K/V that TMA cannot stream every tile of, and
-  // grids under 1.5 waves.
-  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return -1;
-  static const int num_sms = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-      n = 132;
-    }
-    return n;
-  }();
+  // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
+  // from two translation units (entry 18).
   const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  return 2 * tiles >= 3LL * num_sms ? sm90::kPersistentLoopFlags : -1;
+  return sm90::persistent_takes(p, tiles, sm90::device_sm_count()) ? sm90::kPersistentLoopFlags : -1;
 }
 
 }  // namespace

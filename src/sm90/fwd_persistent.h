@@ -158,25 +158,15 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
                                                cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
     return e != cudaSuccess ? e : launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
   };
-  if (p.kv_tma_rows <= 0 || (p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr)) return one_tile();
+  const long long total =
+      static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  if (total <= 0) return cudaSuccess;
+  const int num_sms = device_sm_count();
+  if (!persistent_takes(p, total, num_sms)) return one_tile();
   auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
-  static const int num_sms = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-      n = 132;
-    }
-    return n;
-  }();
-  const long long total =
-      static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  if (total <= 0) return cudaSuccess;
-  // Under 1.5 waves most CTAs get one tile: nothing to overlap, and the tile fetch and counter reset cost 1-3 us
-  // (lse cascade-p512 with 32 tiles, a 163-tile mixed batch with a w128 window: entry 18).
-  if (2 * total < 3LL * num_sms) return one_tile();
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
   const int grid = static_cast<int>(total < num_sms ? total : num_sms);

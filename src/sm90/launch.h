@@ -14,6 +14,17 @@ namespace flashseek::sm90 {
 // for the host, which does not include the kernel headers.
 constexpr int kPersistentLoopFlags = 3587;
 
+// SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
+int device_sm_count();
+
+// The launches the persistent kernel takes (fwd_persistent.h); the others run the one-tile kernel: K/V that TMA
+// streams in every tile, and 1.5 waves of tiles or more (under that most CTAs would get one tile: nothing to
+// overlap, and the tile fetch and counter reset cost 1-3 us; docs/perf-log.md entry 18).
+inline bool persistent_takes(const FwdParams& p, long long tiles, int num_sms) {
+  const bool streams = p.kv_tma_rows > 0 && !(p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr);
+  return streams && 2 * tiles >= 3LL * num_sms;
+}
+
 // Runs the forward kernel whose tile is (head_dim_padded, head_dim_v_padded, block_m) for the 16-bit compute type
 // `compute` (q's dtype; fp16 for an e4m3 q) and, with fp8_kv, an e4m3 K/V cache; when p.num_splits > 1 also the
 // combine of the splits (into p.out_type). Returns cudaErrorInvalidValue for a tile with no kernel.

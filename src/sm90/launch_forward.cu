@@ -16,6 +16,18 @@ template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
                                  cudaStream_t stream);
 
+int device_sm_count() {
+  static const int num_sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+      n = 132;
+    }
+    return n;
+  }();
+  return num_sms;
+}
+
 namespace {
 
 // Everything of one launch but the tile.
