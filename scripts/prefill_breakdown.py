@@ -18,7 +18,8 @@ Values (FLASHSEEK_EXPERIMENT; numbers are LoopFlags bits, every one keeps the de
   1603 no pingpong, 1667 one consumer warpgroup (64 of 128 rows: its FLOP count is half; the table's TFLOP/s
   counts the rows it does)
   exact (max |out - default| printed, expect 0): cpasync (every K/V block by cp.async: the producer before
-  entry 13), 3 (no precomputed descriptors, 1-chain row max), 515, 1027, 3587 (persistent CTAs, entry 14)
+  entry 13), 3 (no precomputed descriptors, 1-chain row max), 515, 1027, 3587 (persistent CTAs, entry 14),
+  5635 (the warpgroup index broadcast from lane 0, entry 19)
 
 Correctness (values in EXACT, not timed): besides the timed shape, every such child runs a small varlen batch
 whose sequences end in partial key blocks (the cp.async path of the TMA producer), causal and not, and must
@@ -32,7 +33,7 @@ import sys
 
 MATRIX = ["default", "1543", "1547", "1555", "1563", "1571", "1575", "1599", "1603", "1667",
           "cpasync", "3", "515", "1027", "3587"]
-EXACT = {"default", "cpasync", "3", "515", "1027", "3587"}
+EXACT = {"default", "cpasync", "3", "515", "1027", "3587", "5635"}
 APPROX = set()
 # The correctness batch: sequence lengths with partial last blocks (and one-block ones).
 CHECK_SEQLENS = [1000, 77, 160, 161, 319, 2085, 128, 129]
@@ -52,6 +53,7 @@ MEANING = {
     "515": "- 4-chain max",
     "1027": "- desc bases",
     "3587": "persistent CTAs (entry 14)",
+    "5635": "warpgroup index broadcast (entry 19)",
 }
 BATCH, SEQLEN, HQ, HKV, D = 2, 8192, 32, 8, 128
 
