@@ -46,8 +46,9 @@ OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "T
 
 
 def is_fp8_native_kernel(mangled):
-    """FwdKernelTraits<bf16, d, dv, block_m, true, kFp8NativeVariant = 200>: e4m3 wgmma (QGMMA), no conversion."""
-    return re.search(r"FwdKernelTraits.*Lb1ELi200E", mangled) is not None
+    """FwdKernelTraits<bf16, d, dv, block_m, true, kFp8NativeVariant = 200 / kFp8NativeOnePVariant = 201>: e4m3 wgmma
+    (QGMMA), no conversion."""
+    return re.search(r"FwdKernelTraits.*Lb1ELi20[01]E", mangled) is not None
 
 
 def is_fp8_kernel(mangled):

@@ -24,6 +24,7 @@
 //   fp8-native   q, k and v e4m3 on the native e4m3 tiles (QGMMA; docs/perf-log.md entries 17-18) instead of the
 //                converting ones (e4m3 -> 16-bit in the producer). Off by default: the e4m3 tensor-core
 //                accumulator keeps fewer bits than fp32 and three fp8 test cases exceed the LSE/vLLM bounds
+//   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (fp8-native: two terms, P_hi + P_lo; entry 19)
 //   fp8-convert  the default (converting tiles); kept so that older commands still parse
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
@@ -49,6 +50,7 @@ struct Experiment {
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = false;  // native e4m3 tiles: opt-in (entry 18)
+  bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
 
@@ -81,6 +83,7 @@ struct Experiment {
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-native") e.fp8_native = true;
+      else if (t == "fp8-native-1p") e.fp8_native = e.fp8_native_one_p = true;
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;

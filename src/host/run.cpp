@@ -257,7 +257,10 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int native_rows = fp8_native_maps_of(a, p, plan, maps);
   const bool fp8_native = native_rows > 0;
   p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
-  check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, fp8_native, plan.head_dim_padded,
+  const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
+                                      : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
+                                                                           : sm90::Fp8Native::kSplitP;
+  check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
                                   plan.tile_variant),

@@ -93,6 +93,9 @@ constexpr TileShape decode_variant_tile(int v) {
 // and e4m3 decode streamed 1.8 TB/s (docs/perf-log.md entry 19).
 // Shared memory: m128 16 + 3 x 32 + 4 x 16 + 32 = 208 KB; m64 8 + 4 x 32 + 4 x 16 + 16 = 216 KB.
 constexpr int kFp8NativeVariant = 200;
+// The same tiles with P as one e4m3 term (FA3's native path, FLASHSEEK_EXPERIMENT=fp8-native-1p): variant 200
+// multiplies P = P_hi + P_lo, two e4m3 terms (entry 19).
+constexpr int kFp8NativeOnePVariant = 201;
 constexpr TileShape kFp8NativeTiles[] = {
     {128, 128, 128, 128, 3, true, 4, 1, true},
     {128, 128, 64, 128, 4, true, 4, 1, true},

@@ -40,7 +40,10 @@ struct Consumer {
   static constexpr bool kNative = Traits::kFp8Native;
   static constexpr int kN = Traits::kBlockN;
   static constexpr int kSRegs = kN / 2;
-  static constexpr int kPRegs = kNative ? kN / 8 : kN / 4;
+  static constexpr bool kSplitP = Traits::kSplitP;
+  // Native e4m3: kN / 8 words per e4m3 term of P (two terms with kSplitP: P_hi first, then P_lo).
+  static constexpr int kPTermRegs = kNative ? kN / 8 : kN / 4;
+  static constexpr int kPRegs = kSplitP ? 2 * kPTermRegs : kPTermRegs;
   static constexpr int kORegs = Traits::kDv / 2;
   // A wgmma step consumes 32 bytes of the K dimension: 16 16-bit or 32 e4m3 values.
   static constexpr int kQkSteps = Traits::kD * Traits::kElementBytes / 32;
@@ -104,8 +107,19 @@ struct Consumer {
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
       const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.hi);
-      const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
+    }
+  }
+
+  // One key step of P*V: the wgmma of P's fragment kk (and, with kSplitP, of P_lo's into the same O).
+  __device__ __forceinline__ static void pv_step(float (&o)[kORegs], const uint32_t (&pf)[kPRegs], int kk,
+                                                 uint64_t desc_b, bool accumulate) {
+    const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
+    WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, accumulate ? 1 : 0);
+    if constexpr (kSplitP) {
+      const uint32_t lo[4] = {pf[kPTermRegs + 4 * kk], pf[kPTermRegs + 4 * kk + 1], pf[kPTermRegs + 4 * kk + 2],
+                              pf[kPTermRegs + 4 * kk + 3]};
+      WgmmaRS<Mma, Traits::kDv>::run(o, lo, desc_b, 1);
     }
   }
 
@@ -116,8 +130,7 @@ struct Consumer {
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
       const uint64_t desc_b = make_smem_desc_sw128(v_tile + pv_step_offset(kk), kPvLeadingBytes, 1024);
-      const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-      WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, (kk > 0 || accumulate) ? 1 : 0);
+      pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
     }
   }
 
@@ -131,6 +144,11 @@ struct Consumer {
         pack_p_e4m3(s, kk, a);
 #pragma unroll
         for (int i = 0; i < 4; ++i) pf[4 * kk + i] = a[i];
+        if constexpr (kSplitP) {
+          pack_p_e4m3_residual(s, kk, a);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) pf[kPTermRegs + 4 * kk + i] = a[i];
+        }
       }
     } else {
 #pragma unroll

@@ -46,7 +46,8 @@ struct FwdKernelTraits {
   static constexpr int kVariant = kVariant_;
   static constexpr TileShape kShape =
       kVariant_ == 0                   ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
-      : kVariant_ == kFp8NativeVariant ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
+      : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant
+          ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
                                        : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
@@ -66,6 +67,11 @@ struct FwdKernelTraits {
   // P is multiplied by 2^8 before its e4m3 rounding (exp2's argument + 8, the consumer's softmax update; max 256 of
   // e4m3's 448) so that small probabilities keep their bits; the epilogue divides it out of O and the row sums.
   static constexpr float kPScale = kFp8Native ? 256.f : 1.f;
+  // Native e4m3, variant 200: P enters P*V as two e4m3 terms, P_hi = e4m3(P) and P_lo = e4m3(P - P_hi), two wgmmas
+  // per key step into the same O. One e4m3 P (3 mantissa bits, up to 6% per probability) put one output element
+  // in 10^8 past vLLM's 0.15 rule (entry 18); the pair keeps ~7 bits, close to bf16's 8. Decode is memory-bound,
+  // so the second wgmma costs it nothing; prefill pays 1.5 units of e4m3 tensor work instead of 1 (bf16: 2).
+  static constexpr bool kSplitP = kFp8Native && kVariant_ == kFp8NativeVariant;
 
   static constexpr int kConsumerWarpgroups = kBlockM / 64;
   // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs.

@@ -103,22 +103,29 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
 }
 
 // Native e4m3 tiles (q, k and v e4m3, d 128; tile_table.h kFp8NativeTiles): bf16 out.
-cudaError_t launch_fp8_native(int d, int dv, int block_m, const Launch& l) {
+template <int kVariant>
+cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
+  return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kVariant>>(l)
+                       : launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 128, true, kVariant>>(l);
+}
+
+cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Launch& l) {
   if (d != 128 || dv != 128) return cudaErrorInvalidValue;
-  const cudaError_t status =
-      block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeVariant>>(l)
-                    : launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 128, true, kFp8NativeVariant>>(l);
+  const cudaError_t status = one_p ? launch_fp8_native_tile<kFp8NativeOnePVariant>(block_m, l)
+                                   : launch_fp8_native_tile<kFp8NativeVariant>(block_m, l);
   if (status != cudaSuccess || l.p.num_splits <= 1) return status;
   return launch_combine<128>(l);
 }
 
 }  // namespace
 
-cudaError_t launch_forward(ScalarType compute, bool fp8_kv, bool fp8_native, int head_dim_padded,
+cudaError_t launch_forward(ScalarType compute, bool fp8_kv, Fp8Native fp8_native, int head_dim_padded,
                            int head_dim_v_padded, int block_m, const FwdParams& p, const KvTensorMaps& maps,
                            int num_m_blocks, int max_seqlen_q, cudaStream_t stream, int experiment, int tile_variant) {
   const Launch l{p, maps, num_m_blocks, max_seqlen_q, experiment, tile_variant, stream};
-  if (fp8_native) return launch_fp8_native(head_dim_padded, head_dim_v_padded, block_m, l);
+  if (fp8_native != Fp8Native::kNone) {
+    return launch_fp8_native(head_dim_padded, head_dim_v_padded, block_m, fp8_native == Fp8Native::kOneP, l);
+  }
   if (compute == ScalarType::kFloat16) {
     return dispatch_kv<__half>(fp8_kv, head_dim_padded, head_dim_v_padded, block_m, l);
   }

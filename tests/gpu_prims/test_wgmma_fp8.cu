@@ -7,6 +7,7 @@
 // Head dims 128 and 256; key blocks 64..256 for QK^T, 128 and 256 for P*V (V^T rows are keys).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <cuda_fp8.h>
 
 #include "prim_test_util.h"
@@ -77,8 +78,9 @@ __global__ void qk_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
   store_acc<kN>(acc, s_out);
 }
 
-// O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats (e4m3 values) in an accumulator's layout.
-template <int kK, int kN>
+// O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats in an accumulator's layout; kSplit: P as two e4m3
+// terms (pack_p_e4m3 and pack_p_e4m3_residual, two wgmmas per step), else one.
+template <int kK, int kN, bool kSplit = false>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   using VTile = SwizzledTile8<kK, kN>;
   using VtTile = SwizzledTile8<kN, kK>;
@@ -103,15 +105,19 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   float acc[kN / 2];
 #pragma unroll
   for (int i = 0; i < kN / 2; ++i) acc[i] = 0.f;
-  uint32_t a[kK / 32][4];
+  uint32_t a[kK / 32][4], lo[kK / 32][4];
 #pragma unroll
-  for (int kk = 0; kk < kK / 32; ++kk) pack_p_e4m3(s, kk, a[kk]);
+  for (int kk = 0; kk < kK / 32; ++kk) {
+    pack_p_e4m3(s, kk, a[kk]);
+    if constexpr (kSplit) pack_p_e4m3_residual(s, kk, lo[kk]);
+  }
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kK / 32; ++kk) {
     const uint64_t db =
         make_smem_desc_sw128(vt_base + (kk / 4) * VtTile::kColumnBlockBytes + (kk % 4) * 32, 16, 1024);
     WgmmaRS<__nv_fp8_e4m3, kN>::run(acc, a[kk], db, kk > 0 ? 1 : 0);
+    if constexpr (kSplit) WgmmaRS<__nv_fp8_e4m3, kN>::run(acc, lo[kk], db, 1);
   }
   wgmma_commit_group();
   wgmma_wait_group<0>();
@@ -189,6 +195,60 @@ bool check_pv() {
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
+// P as fp32 probabilities (not e4m3 values; scaled up to 256 as the kernel scales them): one e4m3 term rounds each
+// by up to 2^-4, two terms (P_hi + P_lo) by up to 2^-8. The split result must be within 2^-8 of the largest sum of
+// |products| plus the accumulator's 2^-10, and at least 4x closer than the one-term result (so the residual is
+// really used, and in the right fragment slots).
+template <int kK, int kN>
+bool check_pv_split() {
+  std::vector<float> p(64 * kK);
+  unsigned state = 12345u + kK + kN;
+  for (auto& x : p) {
+    state = state * 1664525u + 1013904223u;
+    x = 256.f * float(state >> 8) / float(1u << 24);
+  }
+  const auto v = e4m3_values(kK * kN, 7 * kK + kN);
+  std::vector<float> want(64 * kN);
+  double max_abs_sum = 0;
+  for (int i = 0; i < 64; ++i)
+    for (int n = 0; n < kN; ++n) {
+      double acc = 0, abs_sum = 0;
+      for (int k = 0; k < kK; ++k) {
+        acc += double(p[i * kK + k]) * v[k * kN + n];
+        abs_sum += std::fabs(double(p[i * kK + k]) * v[k * kN + n]);
+      }
+      want[i * kN + n] = float(acc);
+      max_abs_sum = std::max(max_abs_sum, abs_sum);
+    }
+  float* dp = to_device(p);
+  auto* dv = to_device(e4m3_bytes(v));
+  const int smem = SwizzledTile8<kK, kN>::kBytes + SwizzledTile8<kN, kK>::kBytes;
+  auto run = [&](auto kernel) {
+    float* d_o = nullptr;
+    PRIM_CHECK(cudaMalloc(&d_o, want.size() * sizeof(float)));
+    PRIM_CHECK(cudaMemset(d_o, 0xff, want.size() * sizeof(float)));
+    PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<1, 128, smem>>>(dp, dv, d_o);
+    PRIM_CHECK(cudaGetLastError());
+    std::vector<float> got(want.size());
+    PRIM_CHECK(cudaMemcpy(got.data(), d_o, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    float worst = 0.f;
+    for (size_t i = 0; i < got.size(); ++i) {
+      worst = std::max(worst, std::isfinite(got[i]) ? std::fabs(got[i] - want[i]) : INFINITY);
+    }
+    return std::make_pair(got, worst);
+  };
+  const auto [split, split_err] = run(pv_kernel<kK, kN, true>);
+  const auto [one, one_err] = run(pv_kernel<kK, kN, false>);
+  char name[96];
+  std::snprintf(name, sizeof(name), "wgmma RS e4m3 P_hi + P_lo m64n%dk32 x %d steps", kN, kK / 32);
+  const bool close = all_close(split, want, static_cast<float>(max_abs_sum * (1.0 / 256 + 1.0 / 1024)), name);
+  const bool better = split_err * 4.f <= one_err;
+  std::printf("%s one e4m3 term: max err %.3g; two terms: %.3g (must be 4x smaller)\n", better ? "ok  " : "FAIL",
+              one_err, split_err);
+  return close && better;
+}
+
 int main() {
   // The key order on the host side: a permutation of each 32-key chunk.
   bool seen[32] = {};
@@ -202,5 +262,6 @@ int main() {
   // Head dims 128 and 256 (an e4m3 row of 64 would need the 64-byte swizzle: not built).
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
+  ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
   return ok ? 0 : 1;
 }

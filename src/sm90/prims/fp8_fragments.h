@@ -54,6 +54,35 @@ __device__ __forceinline__ void pack_p_e4m3(const float (&s)[kSRegs], int kk, ui
   a[3] = pack4_e4m3(s[b + 10], s[b + 11], s[b + 14], s[b + 15]);
 }
 
+// x0 and x1 minus their e4m3 rounding (the values pack4_e4m3 stores for them). Exact in fp32: a value and its
+// rounding to 3 mantissa bits share sign and exponent (or the rounding is zero), so the difference has few bits.
+__device__ __forceinline__ float2 e4m3_residual2(float x0, float x1) {
+  uint16_t q;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(q) : "f"(x1), "f"(x0));
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(q));
+  float f0, f1;
+  asm("{\n .reg .f16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.f32.f16 %0, lo;\n cvt.f32.f16 %1, hi;\n}\n"
+      : "=f"(f0), "=f"(f1)
+      : "r"(h2));
+  return make_float2(x0 - f0, x1 - f1);
+}
+
+// The A fragment of key chunk kk holding P - e4m3(P), in pack_p_e4m3's layout: with it, P*V in two e4m3 wgmmas
+// sees P to ~7 mantissa bits (P_lo keeps 3 bits of the at most 2^-4 relative rounding of P_hi).
+template <int kSRegs>
+__device__ __forceinline__ void pack_p_e4m3_residual(const float (&s)[kSRegs], int kk, uint32_t (&a)[4]) {
+  const int b = 16 * kk;
+  const float2 r0 = e4m3_residual2(s[b + 0], s[b + 1]), r2 = e4m3_residual2(s[b + 2], s[b + 3]);
+  const float2 r4 = e4m3_residual2(s[b + 4], s[b + 5]), r6 = e4m3_residual2(s[b + 6], s[b + 7]);
+  const float2 r8 = e4m3_residual2(s[b + 8], s[b + 9]), r10 = e4m3_residual2(s[b + 10], s[b + 11]);
+  const float2 r12 = e4m3_residual2(s[b + 12], s[b + 13]), r14 = e4m3_residual2(s[b + 14], s[b + 15]);
+  a[0] = pack4_e4m3(r0.x, r0.y, r4.x, r4.y);
+  a[1] = pack4_e4m3(r2.x, r2.y, r6.x, r6.y);
+  a[2] = pack4_e4m3(r8.x, r8.y, r12.x, r12.y);
+  a[3] = pack4_e4m3(r10.x, r10.y, r14.x, r14.y);
+}
+
 // V^T (kDv rows x kKeys columns, K-major for P*V) from V (kKeys rows x kDv columns, as it arrived), both
 // SwizzledTile8, by `threads` threads from thread `tid`. A unit is 4 keys x 4 head-dim columns: 4 32-bit reads
 // (one per key: the keys chunk_key(4q .. 4q + 3) of one chunk), a 4 x 4 byte transpose (8 byte permutes), 4 32-bit
