@@ -106,9 +106,14 @@ struct ProducerFp8Native {
         mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
         mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
         const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
-        transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes,
-                                                       smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                                                       tid, kThreads, valid_keys);
+        const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
+        const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
+        if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
+          // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
+          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys);
+        } else {
+          transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
+        }
         fence_proxy_async_shared();
         mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
         named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);

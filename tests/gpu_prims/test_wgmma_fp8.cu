@@ -80,7 +80,8 @@ __global__ void qk_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
 
 // O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats in an accumulator's layout; kSplit: P as two e4m3
 // terms (pack_p_e4m3 and pack_p_e4m3_residual, two wgmmas per step), else one.
-template <int kK, int kN, bool kSplit = false>
+// kMapped: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only).
+template <int kK, int kN, bool kSplit = false, bool kMapped = false>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   using VTile = SwizzledTile8<kK, kN>;
   using VtTile = SwizzledTile8<kN, kK>;
@@ -88,7 +89,12 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   const uint32_t v_base = smem_addr(smem), vt_base = v_base + VTile::kBytes;
   fill_tile<VTile>(v_base, v, kK, kN);
   __syncthreads();
-  transpose_v_e4m3<kK, kN>(v_base, vt_base, threadIdx.x, blockDim.x);
+  if constexpr (kMapped) {
+    static_assert(kK == 128 && kN == 128, "the lane mapping covers 128 x 128");
+    transpose_v_e4m3_128<2>(v_base, vt_base, threadIdx.x);
+  } else {
+    transpose_v_e4m3<kK, kN>(v_base, vt_base, threadIdx.x, blockDim.x);
+  }
   fence_proxy_async_shared();
   __syncthreads();
 
@@ -163,7 +169,7 @@ bool check_qk() {
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
-template <int kK, int kN>
+template <int kK, int kN, bool kMapped = false>
 bool check_pv() {
   const auto p = e4m3_values(64 * kK, 5 * kK + kN), v = e4m3_values(kK * kN, kK + 13 * kN);
   std::vector<float> want(64 * kN);
@@ -184,14 +190,15 @@ bool check_pv() {
   PRIM_CHECK(cudaMalloc(&d_o, want.size() * sizeof(float)));
   PRIM_CHECK(cudaMemset(d_o, 0xff, want.size() * sizeof(float)));
   const int smem = SwizzledTile8<kK, kN>::kBytes + SwizzledTile8<kN, kK>::kBytes;
-  auto kernel = pv_kernel<kK, kN>;
+  auto kernel = pv_kernel<kK, kN, false, kMapped>;
   PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(dp, dv, d_o);
   PRIM_CHECK(cudaGetLastError());
   std::vector<float> got(want.size());
   PRIM_CHECK(cudaMemcpy(got.data(), d_o, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
   char name[64];
-  std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps", kN, kK / 32);
+  std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s", kN, kK / 32,
+                kMapped ? " (lane-mapped transpose)" : "");
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
@@ -263,5 +270,6 @@ int main() {
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
+  ok &= check_pv<128, 128, true>();
   return ok ? 0 : 1;
 }

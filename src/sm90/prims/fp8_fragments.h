@@ -121,4 +121,56 @@ __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_sm
   }
 }
 
+// transpose_v_e4m3 for a 128-key x 128-column block by 128 threads, with a lane mapping under which each load
+// instruction of a warp touches 32 different banks. Above, a warp's 32 lanes read one head-dim quad of 32 keys: rows
+// 8 apart share a swizzle pattern, so each load is 8-way conflicted (1024 load wavefronts per block, against 128).
+// Here thread (warp w, lane = D | B << 2 | e << 4) takes in pass i (0..7) key quad
+// q = 4 (e | ((B >> 1) ^ ((i >> 1) & 1)) << 1 | (i >> 2) << 2) + D and head-dim quad m = 4 ((e ^ (i & 1)) | w << 1) + B:
+// every (q, m) once over the 4 warps' 32 passes, 128 load and 128 store wavefronts per block (docs/perf-log.md entry
+// 19). kBatch passes load before any of them stores (4 kBatch words of registers).
+template <int kBatch>
+__device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t vt_smem, int tid,
+                                                     int valid_keys = 128) {
+  using V = SwizzledTile8<128, 128>;
+  using VT = SwizzledTile8<128, 128>;
+  static_assert(8 % kBatch == 0, "passes come in whole batches");
+  const int w = tid >> 5, lane = tid & 31;
+  const int d = lane & 3, b = (lane >> 2) & 3, e = (lane >> 4) & 1;
+  // Not unrolled: unrolled, the batches' addresses stayed live at once and the producer (40 registers) spilled.
+#pragma unroll 1
+  for (int i0 = 0; i0 < 8; i0 += kBatch) {
+    uint32_t r[kBatch][4];
+    int k0[kBatch], n0[kBatch];
+#pragma unroll
+    for (int x = 0; x < kBatch; ++x) {
+      const int i = i0 + x;
+      k0[x] = 4 * (4 * (e | (((b >> 1) ^ ((i >> 1) & 1)) << 1) | ((i >> 2) << 2)) + d);
+      n0[x] = 4 * (4 * ((e ^ (i & 1)) | (w << 1)) + b);
+      const int chunk_base = k0[x] & ~31;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int key = chunk_base + chunk_key((k0[x] & 31) + j);
+        r[x][j] = 0;
+        if (key < valid_keys) {
+          asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[x][j]) : "r"(v_smem + V::byte_offset(key, n0[x])));
+        }
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < kBatch; ++x) {
+      const uint32_t t0 = __byte_perm(r[x][0], r[x][1], 0x5140);
+      const uint32_t t1 = __byte_perm(r[x][2], r[x][3], 0x5140);
+      const uint32_t t2 = __byte_perm(r[x][0], r[x][1], 0x7362);
+      const uint32_t t3 = __byte_perm(r[x][2], r[x][3], 0x7362);
+      const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
+                               __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + VT::byte_offset(n0[x] + j, k0[x])), "r"(out[j])
+                     : "memory");
+      }
+    }
+  }
+}
+
 }  // namespace flashseek::sm90
