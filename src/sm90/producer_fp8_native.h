@@ -68,16 +68,23 @@ struct ProducerFp8Native {
     const int box_rows = p.kv_tma_rows;
     const bool has_box = lane * box_rows < Traits::kBlockN;
     const int last_key = max(0, seq.seqlen_k - 1);
+    auto coord_of = [&](int i) {
+      return i < n_iters && has_box
+                 ? Tma::box_coord(p, seq, b, min((n_end - 1 - i) * Traits::kBlockN + lane * box_rows, last_key))
+                 : typename Tma::BoxCoord{0, 0};
+    };
+    // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead, as the 16-bit
+    // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
+    typename Tma::BoxCoord next{0, 0};
+    if (tid < 32) next = coord_of(0);
     for (int it = 0; it < n_iters + kLag; ++it) {
       if (it < n_iters && tid < 32) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
-        const int n = n_end - 1 - it;
         const int stage = it % Traits::kStages;
         const uint32_t phase = (it / Traits::kStages) & 1;
         const int raw = it % Traits::kRawStages;
-        const typename Tma::BoxCoord c =
-            has_box ? Tma::box_coord(p, seq, b, min(n * Traits::kBlockN + lane * box_rows, last_key))
-                    : typename Tma::BoxCoord{0, 0};
+        const typename Tma::BoxCoord c = next;
+        next = coord_of(it + 1);
         const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
         mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
         if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
