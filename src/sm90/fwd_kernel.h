@@ -85,7 +85,10 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
     }
     if constexpr (Traits::kFp8Native) {
-      for (int r = 0; r < Traits::kRawStages; ++r) mbarrier_init(base + Traits::v_raw_full_barrier(r), 1);
+      for (int r = 0; r < Traits::kRawStages; ++r) {
+        mbarrier_init(base + Traits::v_raw_full_barrier(r), 1);
+        mbarrier_init(base + Traits::v_raw_empty_barrier(r), 4);  // one arrival per producer warp
+      }
     }
     mbarrier_init_fence();
   }

@@ -124,8 +124,9 @@ struct FwdKernelTraits {
       kFp8Native ? (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024 : kQOffset;
   static constexpr uint32_t kBarrierOffset =
       kFp8Native ? kOStagingOffset + OTile::kBytes : kRowOffsetsOffset + kRowOffsetsBytes;
-  // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty; native e4m3 adds per raw stage v_raw_full.
-  static constexpr int kNumBarriers = 1 + 4 * kStages + (kFp8Native ? kRawStages : 0);
+  // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty; native e4m3 adds per raw stage v_raw_full
+  // (V's TMA landed) and v_raw_empty (the four producer warps transposed it).
+  static constexpr int kNumBarriers = 1 + 4 * kStages + (kFp8Native ? 2 * kRawStages : 0);
   static constexpr uint32_t kSmemBytes = kBarrierOffset + kNumBarriers * sizeof(uint64_t);
   static_assert(kSmemBytes <= 232448, "over the 227 KB shared-memory limit of sm_90");
   // 228 KB per SM, 1 KB of it reserved per resident CTA.
@@ -159,6 +160,9 @@ struct FwdKernelTraits {
   }
   __host__ __device__ static constexpr uint32_t v_raw_full_barrier(int r) {
     return kBarrierOffset + 8 * (1 + 4 * kStages + r);
+  }
+  __host__ __device__ static constexpr uint32_t v_raw_empty_barrier(int r) {
+    return kBarrierOffset + 8 * (1 + 4 * kStages + kRawStages + r);
   }
 };
 

@@ -5,8 +5,9 @@
 //   V by TMA into a raw stage (keys x dv bytes), then all 128 producer threads transpose it into the stage's V^T
 //   tile (dv x keys, keys in the order the consumers' P fragment carries them: prims/fp8_fragments.h), zeroing the
 //   keys past the sequence's end, fence the async proxy and arrive on the stage's v_full barrier.
-// The transpose of block j runs while the copies of block j + 1 are in flight (lag kRawStages - 1), and a named
-// barrier after each transpose keeps the next TMA into that raw stage behind every thread's reads of it.
+// The transpose of block j runs while the copies of blocks j + 1 .. j + kRawStages - 1 are in flight (lag
+// kRawStages - 1); each warp arrives on the raw stage's v_raw_empty barrier once it has read it, and the next TMA
+// into that raw stage waits for all four.
 // Rows past the sequence's end come in with the boxes (no zero fill by copies): their K columns are masked to
 // -inf, their V rows zeroed by the transpose. Box coordinates past the end are clamped to the sequence's last key
 // (a paged cache's block table is read only inside the sequence's pages).
@@ -94,6 +95,8 @@ struct ProducerFp8Native {
               k_full);
         }
         if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
+        // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
+        mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
         const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
         if (lane == 0) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
         if (has_box) {
@@ -123,7 +126,10 @@ struct ProducerFp8Native {
         }
         fence_proxy_async_shared();
         mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
-        named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+        // This warp is done reading the raw stage: the next TMA into it waits for all four (v_raw_empty), and no
+        // warp waits for the issuing warp (a named barrier here held warps 1-3 behind warp 0's issue, entry 19).
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
       }
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
