@@ -116,7 +116,10 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     }
     // kLoopUniformWg: ptxas cannot prove threadIdx.x / 128 warp-uniform, so the descriptors and addresses derived
     // from it live in vector registers and each wgmma needs R2UR moves (16 per key block at d128, entry 19).
-    const int wg = (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
+    // With one consumer warpgroup (the 64-row decode tiles) it is the constant 0.
+    const int wg = Traits::kConsumerWarpgroups == 1         ? 0
+                   : (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0)
+                                                        : warpgroup - 1;
     Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, wg,
                                                tid);
   }
