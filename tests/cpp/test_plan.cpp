@@ -443,7 +443,7 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
   EXPECT_EQ(plan(1024, 1024, 1024, 64).block_m, 128);                        // q1k: persistent
   EXPECT_EQ(plan(8192, 8192, 8192, 128).block_m, 128);
   EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat8E4M3).block_m, 128);
-  EXPECT_FALSE(Experiment::parse(nullptr).d64_m192 == false);
+  EXPECT_TRUE(Experiment::parse(nullptr).d64_m192);
   EXPECT_FALSE(Experiment::parse("no-m192").d64_m192);
 }
 
