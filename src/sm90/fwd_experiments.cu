@@ -4,6 +4,13 @@
 #include "fwd_persistent.h"
 
 namespace flashseek::sm90 {
+
+// The default kernels of these tiles live in inst/ (the persistent launcher's fallback calls them): not here.
+extern template cudaError_t launch_attention_fwd<FwdKernelTraits<__nv_bfloat16, 128, 128, 128>>(
+    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);
+extern template cudaError_t launch_attention_fwd<FwdKernelTraits<__nv_bfloat16, 64, 64, 128>>(
+    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);
+
 namespace {
 
 template <class Traits, int... kValues>

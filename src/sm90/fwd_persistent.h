@@ -148,16 +148,13 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  constexpr int kOneTileFlags = kLoopFlags & ~kLoopPersistent;
-  // The one-tile fallback, reached only when the persistent value is forced (FLASHSEEK_EXPERIMENT=3587; by
-  // default run.cpp sends these calls to the one-tile kernel itself). Its shared-memory limit is raised here on
-  // every call: launch_attention_fwd_one_tile raises it once per process, and with the same kernel instantiated in
-  // this translation unit and in inst/, a call from each side failed with "invalid argument" (entry 18).
-  auto one_tile = [&] {
-    const cudaError_t e = cudaFuncSetAttribute(attention_fwd_kernel<Traits, kOneTileFlags>,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
-    return e != cudaSuccess ? e : launch_attention_fwd_one_tile<Traits, kOneTileFlags>(p, maps, num_m_blocks, stream);
-  };
+  static_assert((kLoopFlags & ~kLoopPersistent) == kDefaultLoopFlags, "the fallback is the default kernel");
+  // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default
+  // run.cpp sends these calls to the one-tile kernel itself) goes through the tile's launcher in inst/, declared
+  // extern in fwd_experiments.cu, so that the default kernel exists in one translation unit only. Instantiated here
+  // too, it was a second device function whose shared-memory limit the once-per-process attribute call of the
+  // other missed: "invalid argument" in the evaluator (entry 18).
+  auto one_tile = [&] { return launch_attention_fwd<Traits>(p, maps, num_m_blocks, -1, stream); };
   const long long total =
       static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
   if (total <= 0) return cudaSuccess;
