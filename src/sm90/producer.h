@@ -17,12 +17,16 @@ struct Producer {
   using Element = typename Traits::Element;
   static constexpr int kThreads = 128;
 
-  // Rows [row_begin, row_begin + kBlockM) of the packed (token, query head) space of KV head `kv_head`.
+  // Rows [row_begin, row_begin + kBlockM) of the packed (token, query head) space of KV head `kv_head`, in
+  // 16-byte chunks (8 16-bit values, or 16 e4m3 ones for the native e4m3 tiles), zero-filled past the sequence's
+  // rows and the call's head dim (a multiple of the chunk's values: the host only takes such calls here).
   __device__ __forceinline__ static void load_q(const FwdParams& p, const SequenceInfo& seq, int row_begin,
                                                 int kv_head, uint32_t smem_base, int tid) {
     constexpr int kChunks = Traits::QTile::kChunksPerRow;
-    const int valid_chunks = p.head_dim / 8;
-    const Element* q = static_cast<const Element*>(p.q);
+    constexpr int kBytes = Traits::kElementBytes;
+    constexpr int kValuesPerChunk = 16 / kBytes;
+    const int valid_chunks = p.head_dim / kValuesPerChunk;
+    const uint8_t* q = static_cast<const uint8_t*>(p.q);
     for (int idx = tid; idx < Traits::kBlockM * kChunks; idx += kThreads) {
       const int row = idx / kChunks;
       const int chunk = idx - row * kChunks;
@@ -30,8 +34,9 @@ struct Producer {
       const int token = p.qheads_div.div(packed);
       const int head = kv_head * p.qheads_per_kvhead + (packed - token * p.qheads_per_kvhead);
       const bool valid = token < seq.seqlen_q && chunk < valid_chunks;
-      const Element* src = valid ? q + static_cast<int64_t>(seq.q_start + token) * p.q_row_stride +
-                                       static_cast<int64_t>(head) * p.q_head_stride + chunk * 8
+      const uint8_t* src = valid ? q + (static_cast<int64_t>(seq.q_start + token) * p.q_row_stride +
+                                        static_cast<int64_t>(head) * p.q_head_stride + chunk * kValuesPerChunk) *
+                                           kBytes
                                  : q;
       cp_async_16_zfill(smem_base + Traits::kQOffset + Traits::QTile::chunk_offset(row, chunk), src, valid);
     }

@@ -33,28 +33,6 @@ struct ProducerFp8Native {
   static_assert(kLag >= 1, "two raw stages at least: one in flight while one is transposed");
   using Tma = ProducerTma<Traits>;
 
-  // Packed GQA query rows of e4m3 q: 16-byte chunks (16 values) into the e4m3 Q tile, zero-filled past the
-  // sequence's rows and the call's head dim (a multiple of 16: the host only takes this path then).
-  __device__ __forceinline__ static void load_q(const FwdParams& p, const SequenceInfo& seq, int row_begin,
-                                                int kv_head, uint32_t smem_base, int tid) {
-    constexpr int kChunks = Traits::QTile::kChunksPerRow;
-    const int valid_chunks = p.head_dim / 16;
-    const uint8_t* q = static_cast<const uint8_t*>(p.q);
-    for (int idx = tid; idx < Traits::kBlockM * kChunks; idx += kThreads) {
-      const int row = idx / kChunks;
-      const int chunk = idx - row * kChunks;
-      const int packed = row_begin + row;
-      const int token = p.qheads_div.div(packed);
-      const int head = kv_head * p.qheads_per_kvhead + (packed - token * p.qheads_per_kvhead);
-      const bool valid = token < seq.seqlen_q && chunk < valid_chunks;
-      const uint8_t* src = valid ? q + static_cast<int64_t>(seq.q_start + token) * p.q_row_stride +
-                                       static_cast<int64_t>(head) * p.q_head_stride + chunk * 16
-                                 : q;
-      cp_async_16_zfill(smem_base + Traits::kQOffset + Traits::QTile::chunk_offset(row, chunk), src, valid);
-    }
-    cp_async_arrive_on(smem_base + Traits::q_full_barrier());
-  }
-
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
     const uint32_t smem_base = smem_addr(smem);
@@ -63,7 +41,7 @@ struct ProducerFp8Native {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
     }
-    load_q(p, seq, row_begin, kv_head, smem_base, tid);
+    Producer<Traits>::load_q(p, seq, row_begin, kv_head, smem_base, tid);  // 16 e4m3 values per chunk
 
     const int n_iters = n_end - n_begin;
     const int box_rows = p.kv_tma_rows;
