@@ -12,8 +12,9 @@
 //                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
-//                entry 9; both: 3587 the persistent kernel, entries 14-15; 5635 the warpgroup index broadcast,
-//                entry 19); also loop=N; an unlisted value fails the launch of those tiles
+//                entry 9, values relative to 1539; both: 3587 the persistent kernel, entries 14-15; 1539 the default
+//                without the warpgroup index broadcast, entry 19; 5635 is the default); also loop=N; an unlisted
+//                value fails the launch of those tiles
 //   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
 //                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
@@ -21,11 +22,11 @@
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
-//   fp8-native   q, k and v e4m3 on the native e4m3 tiles (QGMMA; docs/perf-log.md entries 17-18) instead of the
-//                converting ones (e4m3 -> 16-bit in the producer). Off by default: the e4m3 tensor-core
-//                accumulator keeps fewer bits than fp32 and three fp8 test cases exceed the LSE/vLLM bounds
-//   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (fp8-native: two terms, P_hi + P_lo; entry 19)
-//   fp8-convert  the default (converting tiles); kept so that older commands still parse
+//   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
+//                of the native e4m3 tiles (QGMMA, P as two e4m3 terms P_hi + P_lo; the default at d 128 since
+//                entry 19: 0.77-0.92 of the bf16 decode time against 1.14-1.41 converting)
+//   fp8-native   the default; kept so that older commands still parse
+//   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (misses vLLM's 0.15 rule on two cases, entry 19)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
 #pragma once
@@ -49,7 +50,7 @@ struct Experiment {
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
-  bool fp8_native = false;  // native e4m3 tiles: opt-in (entry 18)
+  bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic

@@ -187,7 +187,7 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 // head dims are 128 / 128 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
 // whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
-// every call does unless FLASHSEEK_EXPERIMENT has fp8-native. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
+// every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
 // the converting tiles.
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
@@ -219,7 +219,7 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
-// kDefaultLoopFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
+// kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
 // variant run their default.
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;

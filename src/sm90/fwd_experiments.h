@@ -14,7 +14,7 @@ struct LoopFlagList {
   static constexpr int kValuesArray[] = {kValues...};
 };
 
-constexpr int kExpBase = kDefaultLoopFlags;  // 1539
+constexpr int kExpBase = kLoopBaseFlags;  // 1539 (the default is kExpBase | kLoopUniformWg, 5635)
 using ExperimentLoopFlags = LoopFlagList<
     // stage-skip matrix (timing only; wrong outputs)
     kExpBase | kLoopSkipSoftmax,                                                    // 1543
@@ -32,10 +32,10 @@ using ExperimentLoopFlags = LoopFlagList<
     kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
     // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
     kExpBase | kLoopPersistent,                                                     // 3587
-    // the warpgroup index broadcast (bitwise equal; entry 19)
-    kExpBase | kLoopUniformWg>;                                                     // 5635
+    // the default without the warpgroup index broadcast (bitwise equal; entry 19)
+    kExpBase>;                                                                      // 1539
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
-using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopUniformWg>;
+using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase>;
 
 }  // namespace flashseek::sm90

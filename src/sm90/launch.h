@@ -10,7 +10,7 @@
 
 namespace flashseek::sm90 {
 
-// The main-loop value of the persistent kernel (kernel_traits.h kDefaultLoopFlags | kLoopPersistent; checked there),
+// The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent; checked there),
 // for the host, which does not include the kernel headers.
 constexpr int kPersistentLoopFlags = 3587;
 

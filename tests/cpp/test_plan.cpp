@@ -235,7 +235,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 0);
   EXPECT_TRUE(Experiment::parse("fp8-native").fp8_native);
   EXPECT_FALSE(Experiment::parse("fp8-native,fp8-convert").fp8_native);
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_native);
+  EXPECT_FALSE(Experiment::parse("fp8-convert").fp8_native);
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_native);  // the default since perf-log entry 19
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
 }

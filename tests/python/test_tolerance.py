@@ -159,6 +159,28 @@ def test_lse_rule():
 
 
 @needs_torch
+def test_lse_rule_fp8_scales_with_the_naive_error():
+    ref = torch.tensor([[1.0, float("-inf"), 3.0]])
+    naive = ref + torch.tensor([[0.0, 0.0, 0.01]])  # the bf16-logit naive misses by 0.01
+    near = ref + torch.tensor([[0.03, 0.0, 0.0]])  # 3x the naive's error: inside 4x
+    far = ref + torch.tensor([[0.0, 0.0, 0.05]])  # 5x: outside
+    assert not tol.lse_rule(near, ref, 0.0)[0]  # the strict (16-bit) bound rejects it
+    ok, _, bound, _ = tol.lse_rule(near, ref, 0.0, naive_lse=naive)
+    assert ok and bound == pytest.approx(4 * 0.01 + tol.LSE_ATOL, rel=1e-4)
+    ok, _, _, why = tol.lse_rule(far, ref, 0.0, naive_lse=naive)
+    assert not ok and "(0, 2)" in why
+    plus_inf = near.clone()
+    plus_inf[0, 1] = float("inf")  # masked rows stay exact under the fp8 bound too
+    assert not tol.lse_rule(plus_inf, ref, 0.0, naive_lse=naive)[0]
+    # check_output takes the naive's LSE only for e4m3
+    ref_o, naive_o = _case(n=3)
+    lse0 = torch.zeros(4, 3)
+    kw = dict(softcap=0.0, lse=lse0 + 0.03, ref_lse=lse0, naive_lse=lse0 + 0.01)
+    assert "LSE" in tol.check_output(naive_o, ref_o, naive_o, dtype_name="bf16", **kw).reason
+    assert "LSE" not in tol.check_output(naive_o, ref_o, naive_o, dtype_name="e4m3", **kw).reason
+
+
+@needs_torch
 def test_check_output_includes_lse():
     ref, naive = _case(n=3)
     lse = torch.zeros(4, 3)

@@ -164,18 +164,20 @@ def naive_same_dtype(q, k, v, *, scale: float, causal: bool = False, window=(-1,
 
 def naive_fp8(q, k, v, *, scale: float, causal: bool = False, window=(-1, -1), softcap: float = 0.0,
               sink: Optional[torch.Tensor] = None, q_v: Optional[torch.Tensor] = None,
-              key_pos: Optional[torch.Tensor] = None, k_total: Optional[int] = None, chunk_elems: int = 1 << 25):
+              key_pos: Optional[torch.Tensor] = None, k_total: Optional[int] = None, chunk_elems: int = 1 << 25,
+              return_lse: bool = False):
     """FA3's naive for e4m3 inputs (its fp8 tests: `attention_ref(q_ref, k_ref, v_ref, upcast=False,
     reorder_ops=True, intermediate_dtype=float8_e4m3fn)` with the dequantized inputs in bf16): q, k, v (already
     dequantized, any float dtype) rounded to bf16, logits and stored intermediates rounded to bf16, P rounded to
-    e4m3 before P*V, fp32 accumulation. Returns out in bf16."""
+    e4m3 before P*V, fp32 accumulation. Returns out in bf16, and with return_lse its LSE (Hq, Sq) fp32 from the
+    bf16 logits (the fp8 LSE rule measures against its error)."""
     bf16, e4m3 = torch.bfloat16, torch.float8_e4m3fn
     q, k, v = q.to(bf16), k.to(bf16), v.to(bf16)
     with exact_fp32_matmul():
-        out, _ = _attend(q, k, v, scale=scale, causal=causal, window=tuple(window), softcap=softcap, sink=sink,
-                         q_v=q_v, key_pos=key_pos, k_total=k_total, round_to=bf16, chunk_elems=chunk_elems,
-                         p_round_to=e4m3)
-    return out.to(bf16)
+        out, lse = _attend(q, k, v, scale=scale, causal=causal, window=tuple(window), softcap=softcap, sink=sink,
+                           q_v=q_v, key_pos=key_pos, k_total=k_total, round_to=bf16, chunk_elems=chunk_elems,
+                           p_round_to=e4m3)
+    return (out.to(bf16), lse) if return_lse else out.to(bf16)
 
 
 @dataclass
@@ -184,6 +186,7 @@ class RefOutputs:
     lse: torch.Tensor  # (Hq, total_q) fp32
     naive: Optional[torch.Tensor]  # (total_q, Hq, dv) in the input dtype (bf16 from naive_fp8 for fp8)
     unquantized: Optional[torch.Tensor] = None  # fp8: fp32 out from the values before the e4m3 cast
+    naive_lse: Optional[torch.Tensor] = None  # e4m3 q/k/v: naive_fp8's LSE (Hq, total_q)
 
 
 def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
@@ -200,6 +203,7 @@ def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
     naive = (torch.zeros(total_q, s.num_heads_q, s.head_dim_v, dtype=naive_dtype, device=dev)
              if with_naive else None)
     unquantized = torch.zeros_like(out) if fp8 and inputs.ref_q_hi is not None else None
+    naive_lse = torch.full_like(lse, NEG_INF) if with_naive and s.is_fp8 else None
     cu = inputs.cu_seqlens_q
     kw = dict(scale=s.scale, causal=s.causal, window=s.window, softcap=s.softcap, sink=inputs.s_aux)
     for i in range(s.batch_size):
@@ -211,13 +215,13 @@ def reference_outputs(inputs, with_naive: bool = True) -> RefOutputs:
         o, l_ = attention_ref(r.q, r.k, r.v, **kw, **extra)
         out[a:b], lse[:, a:b] = o, l_
         if with_naive and s.is_fp8:
-            naive[a:b] = naive_fp8(r.q, r.k, r.v, **kw, **extra)
+            naive[a:b], naive_lse[:, a:b] = naive_fp8(r.q, r.k, r.v, **kw, **extra, return_lse=True)
         elif with_naive:
             naive[a:b] = naive_same_dtype(r.q, r.k.to(r.q.dtype), r.v.to(r.q.dtype), **kw, **extra)
         if unquantized is not None:
             u = inputs.ref_seq(i, unquantized=True)
             unquantized[a:b] = attention_ref(u.q, u.k, u.v, **kw, **extra)[0]
-    return RefOutputs(out=out, lse=lse, naive=naive, unquantized=unquantized)
+    return RefOutputs(out=out, lse=lse, naive=naive, unquantized=unquantized, naive_lse=naive_lse)
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pos: torch.Tensor,

@@ -122,7 +122,7 @@ def check_call(s: Scenario, inputs: Inputs, out: torch.Tensor, lse: Optional[tor
     res = check_output(out, ref.out, ref.naive, dtype_name=s.rule_dtype, softcap=s.softcap,
                        kvcache=s.entry == "kvcache", lse=lse if s.return_lse else None,
                        ref_lse=ref.lse if s.return_lse else None, fa3=s.entry != "cascade",
-                       ref_unquantized=ref.unquantized)
+                       ref_unquantized=ref.unquantized, naive_lse=ref.naive_lse)
     _check_side_conditions(s, inputs, out, res)
     if s.entry == "cascade":
         _check_cascade(s, inputs, out, ref, res)
