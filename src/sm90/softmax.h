@@ -68,7 +68,10 @@ struct OnlineSoftmax {
       // A NaN logit makes the max NaN, and with it every exponential, the sum and O of the row (IEEE, as the
       // naive softmax).
       const float m_scaled = m == -INFINITY ? 0.f : m * scale_log2;
-      correction[r] = m == -INFINITY ? 1.f : fast_exp2(row_max[r] * scale_log2 - m_scaled);
+      // (old - new) * scale, not old * scale - m_scaled: the compiler contracts that into an FMA whose result is
+      // the product's rounding error, not 0, when the max did not move, so the correction was 1 +- 1 ulp and a row
+      // that saw one more fully masked block (a larger tile's key range) came out with other bits.
+      correction[r] = m == -INFINITY ? 1.f : fast_exp2((row_max[r] - m) * scale_log2);
       row_max[r] = m;
       float sum = 0.f;
 #pragma unroll
