@@ -8,8 +8,11 @@
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   no-cta2      keep the one-CTA decode tile where the planner would take two CTAs per SM (grids of 1.5 waves
 //                and more without splits, bf16 d128; plan.cpp)
-//   tile=N       the bf16 d128 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile);
-//                aliases: cta2 (tile=1, two CTAs per SM, block_n 64 x 2 stages), bn64s6 (tile=2, block_n 64 x 6)
+//   d64-cta2     the same rule for bf16 d64 decode grids, on decode tile 3 (block_m 64, block_n 128, two CTAs
+//                per SM; the same bits as the table's d64 tile, so also under num_splits = 1; entry 21)
+//   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
+//                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
+//                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
 //                entry 9, values relative to 1539; both: 3587 the persistent kernel, entries 14-15; 1539 the default
@@ -45,9 +48,10 @@ struct Experiment {
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
-  bool auto_two_ctas = true;
-  bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)  // the planner's two-CTA decode rule (plan.cpp)
-  int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) for bf16 d128
+  bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
+  bool d64_two_ctas = false;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
+  bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
+  int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
@@ -77,6 +81,7 @@ struct Experiment {
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
       else if (t == "no-cta2") e.auto_two_ctas = false;
+      else if (t == "d64-cta2") e.d64_two_ctas = true;
       else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;

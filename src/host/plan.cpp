@@ -119,15 +119,21 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // (the only dtype and head dim it is built for). Only when the caller leaves the split count to us: a caller
   // that fixes num_splits = 1 (vLLM's batch-invariant mode) gets one tile, and so the same bits, whatever the
   // batch (tests/reliability/test_determinism.py; block_n 64 sums the keys in another order).
+  // d64 (experiment d64-cta2, entry 21): decode tile 3 keeps block_n 128, so the same bits as the table's tile, and
+  // a caller's num_splits = 1 may take it too.
   const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * plan.num_m_blocks;
-  if (splits == 1 && in.num_splits == 0 && plan.tile_variant == 0 && experiment.decode_tile == 0 &&
-      experiment.auto_two_ctas &&
-      !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 && tile.head_dim == 128 &&
-      tile.head_dim_v == 128 && 2 * grid_ctas >= 3LL * device.num_sms) {
-    const TileShape two_ctas = decode_variant_tile(1);
-    plan.tile_variant = 1;
-    plan.block_n = two_ctas.block_n;
-    tile = two_ctas;
+  const bool two_cta_candidate = splits == 1 && plan.tile_variant == 0 && experiment.decode_tile == 0 &&
+                                 !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 &&
+                                 2 * grid_ctas >= 3LL * device.num_sms;
+  const int two_cta_variant =
+      !two_cta_candidate ? 0
+      : tile.head_dim == 128 && tile.head_dim_v == 128 && in.num_splits == 0 && experiment.auto_two_ctas ? 1
+      : tile.head_dim == 64 && tile.head_dim_v == 64 && experiment.d64_two_ctas                          ? 3
+                                                                                                           : 0;
+  if (two_cta_variant != 0) {
+    tile = decode_variant_tile(two_cta_variant);
+    plan.tile_variant = two_cta_variant;
+    plan.block_n = tile.block_n;
   }
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.

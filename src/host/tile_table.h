@@ -65,17 +65,22 @@ constexpr TileShape kTileShapes[] = {
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 
 // Decode tile experiments (FLASHSEEK_EXPERIMENT tile=N, docs/perf-log.md entry 10): alternatives to the bf16 d128
-// block_m 64 tile above, instantiated for bf16 d128 only (compile time). Not in kTileShapes: they break that
-// table's rule that block_m 64 and 128 share block_n (a token's result may differ in the last bits between them).
+// (1, 2) and d64 (3) block_m 64 tiles above, instantiated for bf16 only (compile time). Not in kTileShapes: 1 and 2
+// break that table's rule that block_m 64 and 128 share block_n (a token's result may differ in the last bits
+// between them); 3 keeps it, and differs from the table's tile in stages and CTAs per SM only.
 //   1: two CTAs per SM: block_n 64, 2 stages (Q 16 KB + 2 x 32 KB + offsets = 82 KB per CTA), producer 40 and
 //      consumer 216 registers (256 threads x 128 at launch, 2 x 32768 per SM), so one CTA's prologue and
 //      epilogue run while the other streams.
 //   2: the same block_n 64 with six 32 KB stages, one CTA per SM: as many bytes as the default tile (192 KB) in
 //      finer stages, so more of them are in flight (a stage is refilled after half the consumer work); isolates
 //      block_n 64 and stage granularity from the second CTA.
+//   3: bf16 d64, two CTAs per SM: block_n 128 as every d64 tile (so the same bits as the table's d64 decode
+//      tile), 3 stages (Q 8 KB + 3 x 32 KB + offsets = 108 KB per CTA), producer 40 and consumer 216 registers.
+//      For gpt-oss decodes (OSSt8 at 0.63-0.70 of HBM, docs/perf-log.md entry 21).
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
+    {64, 64, 64, 128, 3, false, 0, 2},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 

@@ -344,6 +344,55 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(split.tile_variant, 0);
 }
 
+LaunchPlan gpt_oss_decode_plan(DType dtype, int batch, int seqlen_k, int num_splits) {
+  SchedulerArgs s;
+  s.batch_size = batch;
+  s.max_seqlen_q = 1;
+  s.max_seqlen_k = seqlen_k;
+  s.num_heads_q = 8;  // gpt-oss at tensor parallel 8: 8 q heads on one KV head, d 64
+  s.num_heads_kv = 1;
+  s.headdim = s.headdim_v = 64;
+  s.cache_seqlens = tensor(DType::kInt32, {batch});
+  s.page_size = 16;
+  s.causal = true;
+  s.num_splits = num_splits;
+  s.qkv_dtype = dtype;
+  return make_plan(s, DeviceInfo{});
+}
+
+// d64 decode grids under FLASHSEEK_EXPERIMENT=d64-cta2 (ctest plan_under_d64_cta2): 1.5 waves and more take decode
+// tile 3 (two CTAs per SM, block_n 128 as the table's d64 tile, so also with the caller's num_splits = 1).
+TEST(PlanUnderExperiment, D64DecodeGridsTakeTwoCtasPerSm) {
+  if (!Experiment::get().d64_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d64-cta2 (ctest)";
+  const LaunchPlan big = gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0);
+  EXPECT_EQ(big.num_splits, 1);
+  EXPECT_EQ(big.tile_variant, 3);
+  EXPECT_EQ(big.block_n, 128);
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 1).tile_variant, 3);
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 198, 2048, 0).tile_variant, 3);  // 198 CTAs = 1.5 x 132
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 197, 2048, 0).tile_variant, 0);
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kFloat16, 512, 2048, 0).tile_variant, 0);  // built for bf16 only
+  const LaunchPlan split = gpt_oss_decode_plan(DType::kBFloat16, 1, 131072, 0);
+  EXPECT_GT(split.num_splits, 1);
+  EXPECT_EQ(split.tile_variant, 0);
+}
+
+TEST(Plan, D64DecodeKeepsOneCtaWithoutTheExperiment) {
+  if (Experiment::get().d64_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has d64-cta2";
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0).tile_variant, 0);
+  EXPECT_TRUE(Experiment::parse("d64-cta2").d64_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-cta2").d64_two_ctas);
+}
+
+TEST(TileTable, D64TwoCtaDecodeTileKeepsTheD64BlockN) {
+  const TileShape t = decode_variant_tile(3);
+  EXPECT_EQ(t.head_dim, 64);
+  EXPECT_EQ(t.ctas_per_sm, 2);
+  EXPECT_EQ(t.block_n, find_tile_shape(64, 64, 64).block_n);
+  EXPECT_EQ(t.block_n, find_tile_shape(64, 64, 128).block_n);
+  EXPECT_EQ(t.block_n, find_tile_shape(64, 64, 192).block_n);
+}
+
 TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
   DeviceInfo h200;
   for (DType q_dtype : {DType::kFloat8E4M3, DType::kBFloat16}) {

@@ -6,7 +6,8 @@ bit, on every K/V layout the TMA producer describes:
 dense varlen rows, paged NHD and HND caches with boxes of 8, 16 and 128 rows (page sizes 8, 16, 64 against
 block_n 80 / 112 / 128, and 256), batched caches (cache_batch_idx, left padding), and the page sizes that fall
 back to cp.async (1 and 4). The 192-row d64 tile (three consumer warpgroups) against FLASHSEEK_EXPERIMENT=no-m192's
-128 rows: the same key blocks and softmax steps per row, so the same bits. Each case must also pass the fp32
+128 rows: the same key blocks and softmax steps per row, so the same bits. The d64 two-CTA decode tile (tile=3)
+against the table's d64 decode tile: the same block_n, so the same bits. Each case must also pass the fp32
 reference (so a shared mistake in both still fails)."""
 
 import os
@@ -68,8 +69,11 @@ CASES = [
                   window=(2047, 0), **_lse),
     make_scenario("softcap", custom_heads(16, 2, 64), "2q2000", suffix=["p64", "sc30", "fp16", "noncausal"],
                   page_size=64, softcap=30.0, dtype="fp16", causal=False, **_lse),
+    # d64 decode: decode tile 3 (two CTAs per SM, three stages, the same block_n) against the table's tile
+    make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
+    make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
 ]
-EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539"]
+EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3"]
 
 
 def _outputs(seed):
