@@ -119,8 +119,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // (the only dtype and head dim it is built for). Only when the caller leaves the split count to us: a caller
   // that fixes num_splits = 1 (vLLM's batch-invariant mode) gets one tile, and so the same bits, whatever the
   // batch (tests/reliability/test_determinism.py; block_n 64 sums the keys in another order).
-  // d64 (experiment d64-cta2, entry 21): decode tile 3 keeps block_n 128, so the same bits as the table's tile, and
-  // a caller's num_splits = 1 may take it too.
+  // d64 (entry 21: gpt-oss decodes of 2-4 waves -9..-15%; no-d64-cta2 turns it off): decode tile 3 keeps block_n
+  // 128, so the same bits as the table's tile, and a caller's num_splits = 1 may take it too.
   const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * plan.num_m_blocks;
   const bool two_cta_candidate = splits == 1 && plan.tile_variant == 0 && experiment.decode_tile == 0 &&
                                  !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 &&

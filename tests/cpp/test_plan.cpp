@@ -338,7 +338,8 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 128, 2048, 1).tile_variant, 0);
   EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
   EXPECT_EQ(plan(DType::kFloat16, 128, 8, 128, 2048, 0).tile_variant, 0);
-  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, 0);
+  // d64 has its own two-CTA tile (3), on by default (D64DecodeGridsTakeTwoCtasPerSm)
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, Experiment::get().d64_two_ctas ? 3 : 0);
   const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
   EXPECT_EQ(split.tile_variant, 0);
@@ -360,10 +361,10 @@ LaunchPlan gpt_oss_decode_plan(DType dtype, int batch, int seqlen_k, int num_spl
   return make_plan(s, DeviceInfo{});
 }
 
-// d64 decode grids under FLASHSEEK_EXPERIMENT=d64-cta2 (ctest plan_under_d64_cta2): 1.5 waves and more take decode
-// tile 3 (two CTAs per SM, block_n 128 as the table's d64 tile, so also with the caller's num_splits = 1).
-TEST(PlanUnderExperiment, D64DecodeGridsTakeTwoCtasPerSm) {
-  if (!Experiment::get().d64_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d64-cta2 (ctest)";
+// d64 decode grids of 1.5 waves and more take decode tile 3 (two CTAs per SM, block_n 128 as the table's d64 tile,
+// so also with the caller's num_splits = 1).
+TEST(Plan, D64DecodeGridsTakeTwoCtasPerSm) {
+  if (!Experiment::get().d64_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-d64-cta2";
   const LaunchPlan big = gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0);
   EXPECT_EQ(big.num_splits, 1);
   EXPECT_EQ(big.tile_variant, 3);
@@ -377,11 +378,17 @@ TEST(PlanUnderExperiment, D64DecodeGridsTakeTwoCtasPerSm) {
   EXPECT_EQ(split.tile_variant, 0);
 }
 
-TEST(Plan, D64DecodeKeepsOneCtaWithoutTheExperiment) {
-  if (Experiment::get().d64_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has d64-cta2";
+// Under FLASHSEEK_EXPERIMENT=no-d64-cta2 (ctest plan_under_no_d64_cta2) the table's tile stays.
+TEST(PlanUnderExperiment, D64DecodeKeepsOneCtaUnderNoD64Cta2) {
+  if (Experiment::get().d64_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-d64-cta2 (ctest)";
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0).tile_variant, 0);
+}
+
+TEST(Experiment, ParsesD64TwoCtaTokens) {
+  EXPECT_TRUE(Experiment::parse(nullptr).d64_two_ctas);
   EXPECT_TRUE(Experiment::parse("d64-cta2").d64_two_ctas);
-  EXPECT_FALSE(Experiment::parse("no-cta2").d64_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-d64-cta2").d64_two_ctas);
+  EXPECT_TRUE(Experiment::parse("no-cta2").d64_two_ctas);
 }
 
 TEST(TileTable, D64TwoCtaDecodeTileKeepsTheD64BlockN) {
