@@ -6,8 +6,8 @@
 //   tile (dv x keys, keys in the order the consumers' P fragment carries them: prims/fp8_fragments.h), zeroing the
 //   keys past the sequence's end, fence the async proxy and arrive on the stage's v_full barrier.
 // The transpose of block j runs while the copies of blocks j + 1 .. j + kRawStages - 1 are in flight (lag
-// kRawStages - 1); each warp arrives on the raw stage's v_raw_empty barrier once it has read it, and the next TMA
-// into that raw stage waits for all four.
+// kRawStages - 1), and before the copies of block j + kLag are issued (entry 22); each warp arrives on the raw
+// stage's v_raw_empty barrier once it has read it, and the next TMA into that raw stage waits for all four.
 // Rows past the sequence's end come in with the boxes (no zero fill by copies): their K columns are masked to
 // -inf, their V rows zeroed by the transpose. Box coordinates past the end are clamped to the sequence's last key
 // (a paged cache's block table is read only inside the sequence's pages).
@@ -56,7 +56,41 @@ struct ProducerFp8Native {
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
     typename Tma::BoxCoord next{0, 0};
     if (tid < 32) next = coord_of(0);
+    // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
+    // for the consumers to release its K stage (QK^T of block it - kStages); issued first, as before entry 22, they
+    // held the transpose of block it - kLag behind that wait, i.e. behind QK^T of the very block the consumers were
+    // about to need V^T of (kLag == kStages at block_m 128): every block's transpose stood in series with its
+    // QK^T, and the two pingpong warpgroups met at each block. Transposed first, V^T of block j depends on QK^T of
+    // block j - 1 or earlier only. No deadlock: the transpose of j waits for its raw V (issued at step j) and for
+    // P*V of block j - kStages (whose V^T is from step j - kStages + kLag < it); the copies of it wait for QK^T of
+    // it - kStages (needing V^T of it - kStages - 1, from step it - kStages - 1 + kLag < it) and for the raw stage's
+    // previous block (transposed at step it - kRawStages + kLag <= it - 1).
     for (int it = 0; it < n_iters + kLag; ++it) {
+      const int j = it - kLag;
+      if (j >= 0) {
+        // Block j: V^T from its raw stage, by every producer thread.
+        const int n = n_end - 1 - j;
+        const int stage = j % Traits::kStages;
+        const uint32_t phase = (j / Traits::kStages) & 1;
+        const int raw = j % Traits::kRawStages;
+        mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
+        mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
+        const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
+        const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
+        const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
+        if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
+          // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
+          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys);
+        } else {
+          transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
+        }
+        fence_proxy_async_shared();
+        mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
+        // This warp is done reading the raw stage: the next TMA into it waits for all four (v_raw_empty), and no
+        // warp waits for the issuing warp (a named barrier here held warps 1-3 behind warp 0's issue, entry 19).
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
+      }
       if (it < n_iters && tid < 32) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
         const int stage = it % Traits::kStages;
@@ -83,31 +117,6 @@ struct ProducerFp8Native {
               raw_full);
         }
         if (lane == 0) mbarrier_arrive(raw_full);
-      }
-      const int j = it - kLag;
-      if (j >= 0) {
-        // Block j: V^T from its raw stage, by every producer thread.
-        const int n = n_end - 1 - j;
-        const int stage = j % Traits::kStages;
-        const uint32_t phase = (j / Traits::kStages) & 1;
-        const int raw = j % Traits::kRawStages;
-        mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
-        mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-        const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
-        const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
-        const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
-        if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
-          // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
-          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys);
-        } else {
-          transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
-        }
-        fence_proxy_async_shared();
-        mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
-        // This warp is done reading the raw stage: the next TMA into it waits for all four (v_raw_empty), and no
-        // warp waits for the issuing warp (a named barrier here held warps 1-3 behind warp 0's issue, entry 19).
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
       }
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
