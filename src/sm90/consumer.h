@@ -141,14 +141,16 @@ struct Consumer {
 #pragma unroll
       for (int kk = 0; kk < kN / 32; ++kk) {
         uint32_t a[4];
-        pack_p_e4m3(s, kk, a);
+        if constexpr (kSplitP) {
+          uint32_t lo[4];
+          pack_p_e4m3_split(s, kk, a, lo);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) pf[kPTermRegs + 4 * kk + i] = lo[i];
+        } else {
+          pack_p_e4m3(s, kk, a);
+        }
 #pragma unroll
         for (int i = 0; i < 4; ++i) pf[4 * kk + i] = a[i];
-        if constexpr (kSplitP) {
-          pack_p_e4m3_residual(s, kk, a);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) pf[kPTermRegs + 4 * kk + i] = a[i];
-        }
       }
     } else {
 #pragma unroll

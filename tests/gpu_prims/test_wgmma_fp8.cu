@@ -79,7 +79,7 @@ __global__ void qk_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
 }
 
 // O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats in an accumulator's layout; kSplit: P as two e4m3
-// terms (pack_p_e4m3 and pack_p_e4m3_residual, two wgmmas per step), else one.
+// terms (pack_p_e4m3_split, two wgmmas per step), else one (pack_p_e4m3).
 // kMapped: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only).
 template <int kK, int kN, bool kSplit = false, bool kMapped = false>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
@@ -114,8 +114,11 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   uint32_t a[kK / 32][4], lo[kK / 32][4];
 #pragma unroll
   for (int kk = 0; kk < kK / 32; ++kk) {
-    pack_p_e4m3(s, kk, a[kk]);
-    if constexpr (kSplit) pack_p_e4m3_residual(s, kk, lo[kk]);
+    if constexpr (kSplit) {
+      pack_p_e4m3_split(s, kk, a[kk], lo[kk]);
+    } else {
+      pack_p_e4m3(s, kk, a[kk]);
+    }
   }
   wgmma_fence();
 #pragma unroll
