@@ -33,6 +33,8 @@
 //   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (misses vLLM's 0.15 rule on two cases, entry 19)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
+//   fp8n-issue-first  the native e4m3 producer issues each step's copies before its transpose, the order before
+//                entry 22 (same results; an A/B switch)
 #pragma once
 
 #include <cstdlib>
@@ -59,6 +61,7 @@ struct Experiment {
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
+  bool fp8_issue_first = false;   // A/B: the native producer's step order before entry 22
 
   static const Experiment& get() {
     static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
@@ -95,6 +98,7 @@ struct Experiment {
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
+      else if (t == "fp8n-issue-first") e.fp8_issue_first = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
       pos = end + 1;

@@ -66,6 +66,7 @@ int fp8_mode_of(const FwdParams& p, bool fp8_kv, const Experiment& e) {
   if (e.fp8_copy16 && aligned) mode |= kFp8Copy16;
   if (e.fp8_skip_convert) mode |= kFp8SkipConvert;
   if (e.fp8_skip_copy) mode |= kFp8SkipCopy;
+  if (e.fp8_issue_first) mode |= kFp8IssueFirst;
   return mode;
 }
 

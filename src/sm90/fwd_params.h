@@ -51,7 +51,9 @@ enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 //   host only when every K/V row start is 16-byte aligned (d, dv, strides, base pointers).
 // kFp8SkipConvert, kFp8SkipCopy: DIAGNOSTIC ONLY (wrong results): leave out the conversion, or the copies, to
 //   measure what each costs in one build.
-enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4 };
+// kFp8IssueFirst: the native e4m3 producer issues a step's copies before its transpose (the order before
+// docs/perf-log.md entry 22; an A/B switch).
+enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4, kFp8IssueFirst = 8 };
 
 // An fp32 per-(sequence, KV head) factor of an fp8 operand (q_descale, k_descale, v_descale of shape (B, Hkv)),
 // read at b * batch_stride + kv_head * head_stride (either stride may be 0: broadcast views). Null: 1.

@@ -65,7 +65,9 @@ struct ProducerFp8Native {
     // P*V of block j - kStages (whose V^T is from step j - kStages + kLag < it); the copies of it wait for QK^T of
     // it - kStages (needing V^T of it - kStages - 1, from step it - kStages - 1 + kLag < it) and for the raw stage's
     // previous block (transposed at step it - kRawStages + kLag <= it - 1).
-    for (int it = 0; it < n_iters + kLag; ++it) {
+    // kFp8IssueFirst (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-issue-first): the order before entry 22.
+    const bool issue_first = (p.fp8_mode & kFp8IssueFirst) != 0;
+    auto transpose_step = [&](int it) {
       const int j = it - kLag;
       if (j >= 0) {
         // Block j: V^T from its raw stage, by every producer thread.
@@ -91,6 +93,8 @@ struct ProducerFp8Native {
         __syncwarp();
         if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
       }
+    };
+    auto issue_step = [&](int it) {
       if (it < n_iters && tid < 32) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
         const int stage = it % Traits::kStages;
@@ -118,6 +122,11 @@ struct ProducerFp8Native {
         }
         if (lane == 0) mbarrier_arrive(raw_full);
       }
+    };
+    for (int it = 0; it < n_iters + kLag; ++it) {
+      if (issue_first) issue_step(it);
+      transpose_step(it);
+      if (!issue_first) issue_step(it);
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   }
