@@ -107,6 +107,9 @@ struct FwdParams {
   // > 0: full key blocks arrive by TMA (the launch's KvTensorMaps), in boxes of this many rows (block_n for a
   // dense or batched K/V; gcd(page_size, block_n), a multiple of 8, for a paged one). 0: every block by cp.async.
   int kv_tma_rows;
+  // > 0 (experiment l2-prefetch=N, docs/perf-log.md entry 23): the TMA producers also prefetch the K/V boxes of the
+  // block N ahead into L2, so that more bytes are in flight per CTA than its shared-memory stages hold.
+  int kv_l2_prefetch;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
   // non-null.

@@ -56,6 +56,10 @@ struct ProducerFp8Native {
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
     typename Tma::BoxCoord next{0, 0};
     if (tid < 32) next = coord_of(0);
+    // FwdParams::kv_l2_prefetch: the boxes of the block that far ahead go into L2 too (coordinates a step ahead).
+    const int ahead = p.kv_l2_prefetch;
+    typename Tma::BoxCoord next_ahead{0, 0};
+    if (tid < 32 && ahead > 0) next_ahead = coord_of(ahead);
     // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
     // for the consumers to release its K stage (QK^T of block it - kStages); issued first, as before entry 22, they
     // held the transpose of block it - kLag behind that wait, i.e. behind QK^T of the very block the consumers were
@@ -102,6 +106,14 @@ struct ProducerFp8Native {
         const int raw = it % Traits::kRawStages;
         const typename Tma::BoxCoord c = next;
         next = coord_of(it + 1);
+        if (ahead > 0) {
+          const typename Tma::BoxCoord c_ahead = next_ahead;
+          next_ahead = coord_of(it + 1 + ahead);
+          if (it + ahead < n_iters && has_box) {
+            Tma::template prefetch_box<typename Traits::KTile>(&maps.k, kv_head, c_ahead);
+            Tma::template prefetch_box<typename Traits::VRawTile>(&maps.v, kv_head, c_ahead);
+          }
+        }
         const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
         mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
         if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);

@@ -162,6 +162,8 @@ TEST(Experiment, ParsesTokens) {
   const Experiment f = Experiment::parse("fp8-cp8,fp8-nocvt,fp8-nocopy,cpasync,fp8n-issue-first");
   EXPECT_TRUE(!f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy && f.cp_async_kv && f.fp8_issue_first);
   EXPECT_EQ(f.loop_flags, -1);
+  EXPECT_EQ(none.l2_prefetch, 0);
+  EXPECT_EQ(Experiment::parse("pdl,l2-prefetch=3").l2_prefetch, 3);
 }
 
 TEST(Experiment, ParsesDecodeTileTokens) {
