@@ -3,6 +3,7 @@
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
 #   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
+#          ncu-scn:<scenario>[,<value>] (scripts/ncu_scenario.sh: the forward kernel of one grid scenario under ncu)
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
@@ -64,6 +65,8 @@ run_step() {
     unenv:*) unset "${step#unenv:}"; return ;;
     ncu:*) local a=${step#ncu:}; OUT=$OUT scripts/ncu_prefill.sh ${a%%,*} $( [ "${a#*,}" != "$a" ] && echo ${a#*,} ) 2>&1 \
              | tee -a "$OUT/ncu.log" | tail -90 ;;
+    ncu-scn:*) local a=${step#ncu-scn:}; OUT=$OUT scripts/ncu_scenario.sh "${a%%,*}" \
+                 $( [ "${a#*,}" != "$a" ] && echo "${a#*,}" ) 2>&1 | tee -a "$OUT/ncu.log" | tail -120 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
