@@ -20,11 +20,5 @@ ncu --clock-control none --profile-from-start off -k regex:attention_fwd --launc
     --section SourceCounters -o "$REP" -f \
     python3 scripts/prefill_breakdown.py --ncu "$VALUE" --case "$CASE" >"$REP.log" 2>&1 ||
   { echo "ncu failed"; tail -30 "$REP.log"; exit 1; }
-ncu -i "$REP.ncu-rep" --page details 2>/dev/null | grep -vE "^==PROF==|^\s*$" |
-  grep -E "Duration|Throughput|Stall|Issue|Eligible|Active Warps|Pipe|pipe|Warp Cycles|No Eligible|Busy|Tensor|Executed Ipc|Registers|Shared Memory Config" |
-  head -60
-ncu -i "$REP.ncu-rep" --page source --csv --print-source sass >"$REP.source.csv" 2>"$REP.source.err" ||
-  { echo "source page export failed"; tail -5 "$REP.source.err"; }
-python3 scripts/ncu_source_top.py "$REP.source.csv" --top 40 --save "${REP}_stalls.csv" --keep 200
-gzip -f "$REP.source.csv"
+scripts/ncu_report.sh "$REP" 60
 echo "ncu done in $((SECONDS - t0)) s; report $REP.ncu-rep"

@@ -23,11 +23,5 @@ ncu --clock-control none --profile-from-start off -k regex:"attention_fwd|mla_de
     python3 scripts/one_scenario.py "$SCENARIO" >"$REP.log" 2>&1 ||
   { echo "ncu failed"; tail -30 "$REP.log"; exit 1; }
 grep -E "correct|WRONG" "$REP.log"
-ncu -i "$REP.ncu-rep" --page details 2>/dev/null | grep -vE "^==PROF==|^\s*$" |
-  grep -E "^  [a-z_]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Compute \(SM\) Throughput|Stall|Eligible|Active Warps|Issued Warp|No Eligible|Registers Per|Grid Size|Block Size|Dynamic Shared|Achieved Occupancy" |
-  head -90
-ncu -i "$REP.ncu-rep" --page source --csv --print-source sass >"$REP.source.csv" 2>"$REP.source.err" ||
-  { echo "source page export failed"; tail -5 "$REP.source.err"; }
-python3 scripts/ncu_source_top.py "$REP.source.csv" --top 30 --save "${REP}_stalls.csv" --keep 200
-gzip -f "$REP.source.csv"
+scripts/ncu_report.sh "$REP" 90
 echo "ncu done in $((SECONDS - t0)) s; report $REP.ncu-rep"

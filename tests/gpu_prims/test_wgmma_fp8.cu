@@ -172,11 +172,14 @@ bool check_qk() {
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
-template <int kK, int kN, bool kMapped = false>
-bool check_pv() {
-  const auto p = e4m3_values(64 * kK, 5 * kK + kN), v = e4m3_values(kK * kN, kK + 13 * kN);
-  std::vector<float> want(64 * kN);
-  double max_abs_sum = 0;
+// P (64 x kK) times V (kK x kN) in double, and the largest sum of |products| (the accumulation tolerance's scale).
+struct PvReference {
+  std::vector<float> out;
+  double max_abs_sum;
+};
+template <int kK, int kN>
+PvReference exact_pv(const std::vector<float>& p, const std::vector<float>& v) {
+  PvReference r{std::vector<float>(64 * kN), 0.0};
   for (int i = 0; i < 64; ++i)
     for (int n = 0; n < kN; ++n) {
       double acc = 0, abs_sum = 0;
@@ -184,21 +187,36 @@ bool check_pv() {
         acc += double(p[i * kK + k]) * v[k * kN + n];
         abs_sum += std::fabs(double(p[i * kK + k]) * v[k * kN + n]);
       }
-      want[i * kN + n] = float(acc);
-      max_abs_sum = std::max(max_abs_sum, abs_sum);
+      r.out[i * kN + n] = float(acc);
+      r.max_abs_sum = std::max(r.max_abs_sum, abs_sum);
     }
+  return r;
+}
+
+// One launch of a pv_kernel variant on P (fp32) and V (e4m3 bytes of v); the output is poisoned (NaN) first.
+template <int kK, int kN, class Kernel>
+std::vector<float> run_pv(Kernel kernel, const std::vector<float>& p, const std::vector<float>& v) {
   float* dp = to_device(p);
   auto* dv = to_device(e4m3_bytes(v));
   float* d_o = nullptr;
-  PRIM_CHECK(cudaMalloc(&d_o, want.size() * sizeof(float)));
-  PRIM_CHECK(cudaMemset(d_o, 0xff, want.size() * sizeof(float)));
+  PRIM_CHECK(cudaMalloc(&d_o, 64 * kN * sizeof(float)));
+  PRIM_CHECK(cudaMemset(d_o, 0xff, 64 * kN * sizeof(float)));
   const int smem = SwizzledTile8<kK, kN>::kBytes + SwizzledTile8<kN, kK>::kBytes;
-  auto kernel = pv_kernel<kK, kN, false, kMapped>;
   PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(dp, dv, d_o);
   PRIM_CHECK(cudaGetLastError());
-  std::vector<float> got(want.size());
+  std::vector<float> got(64 * kN);
   PRIM_CHECK(cudaMemcpy(got.data(), d_o, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return got;
+}
+
+template <int kK, int kN, bool kMapped = false>
+bool check_pv() {
+  const auto p = e4m3_values(64 * kK, 5 * kK + kN), v = e4m3_values(kK * kN, kK + 13 * kN);
+  const PvReference ref = exact_pv<kK, kN>(p, v);
+  const std::vector<float> got = run_pv<kK, kN>(pv_kernel<kK, kN, false, kMapped>, p, v);
+  const auto& want = ref.out;
+  const double max_abs_sum = ref.max_abs_sum;
   char name[64];
   std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s", kN, kK / 32,
                 kMapped ? " (lane-mapped transpose)" : "");
@@ -218,30 +236,11 @@ bool check_pv_split() {
     x = 256.f * float(state >> 8) / float(1u << 24);
   }
   const auto v = e4m3_values(kK * kN, 7 * kK + kN);
-  std::vector<float> want(64 * kN);
-  double max_abs_sum = 0;
-  for (int i = 0; i < 64; ++i)
-    for (int n = 0; n < kN; ++n) {
-      double acc = 0, abs_sum = 0;
-      for (int k = 0; k < kK; ++k) {
-        acc += double(p[i * kK + k]) * v[k * kN + n];
-        abs_sum += std::fabs(double(p[i * kK + k]) * v[k * kN + n]);
-      }
-      want[i * kN + n] = float(acc);
-      max_abs_sum = std::max(max_abs_sum, abs_sum);
-    }
-  float* dp = to_device(p);
-  auto* dv = to_device(e4m3_bytes(v));
-  const int smem = SwizzledTile8<kK, kN>::kBytes + SwizzledTile8<kN, kK>::kBytes;
+  const PvReference ref = exact_pv<kK, kN>(p, v);
+  const auto& want = ref.out;
+  const double max_abs_sum = ref.max_abs_sum;
   auto run = [&](auto kernel) {
-    float* d_o = nullptr;
-    PRIM_CHECK(cudaMalloc(&d_o, want.size() * sizeof(float)));
-    PRIM_CHECK(cudaMemset(d_o, 0xff, want.size() * sizeof(float)));
-    PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    kernel<<<1, 128, smem>>>(dp, dv, d_o);
-    PRIM_CHECK(cudaGetLastError());
-    std::vector<float> got(want.size());
-    PRIM_CHECK(cudaMemcpy(got.data(), d_o, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const std::vector<float> got = run_pv<kK, kN>(kernel, p, v);
     float worst = 0.f;
     for (size_t i = 0; i < got.size(); ++i) {
       worst = std::max(worst, std::isfinite(got[i]) ? std::fabs(got[i] - want[i]) : INFINITY);
