@@ -67,7 +67,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
                                  : find_tile_shape(padded.head_dim, padded.head_dim_v,
                                                    choose_block_m(in.max_seqlen_q * qheads_per_kvhead), in.fp8_kv);
   const Experiment& experiment = Experiment::get();
-  // A decode tile experiment replaces the bf16 d128 block_m 64 tile (the only one it is built for).
+  // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2; d64: 3), before
+  // the split count is chosen, so the splits see its CTAs per SM.
   const TileShape variant = decode_variant_tile(experiment.decode_tile);
   if (!in.mla_decode && in.bf16 && !in.fp8_kv && variant.block_m == tile.block_m &&
       variant.head_dim == tile.head_dim && variant.head_dim_v == tile.head_dim_v) {
