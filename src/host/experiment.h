@@ -24,8 +24,6 @@
 //                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
-//   l2-prefetch=N the TMA producers (16-bit and native e4m3) also prefetch the K/V boxes of the block N ahead into
-//                L2 (cp.async.bulk.prefetch.tensor): more bytes in flight per CTA than its stages (entry 23)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
@@ -35,8 +33,8 @@
 //   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (misses vLLM's 0.15 rule on two cases, entry 19)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
-//   fp8n-issue-first  the native e4m3 producer issues each step's copies before its transpose, the order before
-//                entry 22 (same results; an A/B switch)
+//   fp8n-keyed-transpose  the native e4m3 producer transposes every V block on the last block's path (per-key
+//                addresses), the transpose before entry 24 (same results; an A/B switch)
 #pragma once
 
 #include <cstdlib>
@@ -58,13 +56,12 @@ struct Experiment {
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  int l2_prefetch = 0;  // blocks ahead; 0: off
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
-  bool fp8_issue_first = false;   // A/B: the native producer's step order before entry 22
+  bool fp8_keyed_transpose = false;  // A/B: every V block on the transpose's last-block path (entry 24)
 
   static const Experiment& get() {
     static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
@@ -93,7 +90,6 @@ struct Experiment {
       else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
-      else if (t.rfind("l2-prefetch=", 0) == 0) e.l2_prefetch = std::atoi(t.c_str() + 12);
       else if (t == "no-persist") e.persistent = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
@@ -102,7 +98,7 @@ struct Experiment {
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
-      else if (t == "fp8n-issue-first") e.fp8_issue_first = true;
+      else if (t == "fp8n-keyed-transpose") e.fp8_keyed_transpose = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
       pos = end + 1;

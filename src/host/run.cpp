@@ -1,5 +1,4 @@
 // From validated arguments to kernel parameter blocks and launches. Host code only.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -67,7 +66,7 @@ int fp8_mode_of(const FwdParams& p, bool fp8_kv, const Experiment& e) {
   if (e.fp8_copy16 && aligned) mode |= kFp8Copy16;
   if (e.fp8_skip_convert) mode |= kFp8SkipConvert;
   if (e.fp8_skip_copy) mode |= kFp8SkipCopy;
-  if (e.fp8_issue_first) mode |= kFp8IssueFirst;
+  if (e.fp8_keyed_transpose) mode |= kFp8KeyedTranspose;
   return mode;
 }
 
@@ -259,7 +258,6 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int native_rows = fp8_native_maps_of(a, p, plan, maps);
   const bool fp8_native = native_rows > 0;
   p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
-  p.kv_l2_prefetch = p.kv_tma_rows > 0 ? std::max(0, Experiment::get().l2_prefetch) : 0;
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
                                                                            : sm90::Fp8Native::kSplitP;

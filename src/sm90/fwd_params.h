@@ -51,9 +51,10 @@ enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 //   host only when every K/V row start is 16-byte aligned (d, dv, strides, base pointers).
 // kFp8SkipConvert, kFp8SkipCopy: DIAGNOSTIC ONLY (wrong results): leave out the conversion, or the copies, to
 //   measure what each costs in one build.
-// kFp8IssueFirst: the native e4m3 producer issues a step's copies before its transpose (the order before
-// docs/perf-log.md entry 22; an A/B switch).
-enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4, kFp8IssueFirst = 8 };
+// kFp8KeyedTranspose: the native e4m3 producer transposes every V block on the last block's path (each key's
+// address computed, keys past the end zeroed) instead of full blocks' constant offsets: the same bits, the
+// transpose's cost before docs/perf-log.md entry 24 (an A/B switch).
+enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4, kFp8KeyedTranspose = 8 };
 
 // An fp32 per-(sequence, KV head) factor of an fp8 operand (q_descale, k_descale, v_descale of shape (B, Hkv)),
 // read at b * batch_stride + kv_head * head_stride (either stride may be 0: broadcast views). Null: 1.
@@ -107,9 +108,6 @@ struct FwdParams {
   // > 0: full key blocks arrive by TMA (the launch's KvTensorMaps), in boxes of this many rows (block_n for a
   // dense or batched K/V; gcd(page_size, block_n), a multiple of 8, for a paged one). 0: every block by cp.async.
   int kv_tma_rows;
-  // > 0 (experiment l2-prefetch=N, docs/perf-log.md entry 23): the TMA producers also prefetch the K/V boxes of the
-  // block N ahead into L2, so that more bytes are in flight per CTA than its shared-memory stages hold.
-  int kv_l2_prefetch;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
   // non-null.

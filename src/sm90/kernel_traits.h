@@ -120,6 +120,8 @@ struct FwdKernelTraits {
   static constexpr uint32_t kRawStageBytes = kFp8Native ? VRawTile::kBytes : kBlockN * (kD + kDv);
   static_assert(!kFp8Kv || kFp8Native || kRawStages * kRawStageBytes >= kBlockM * kD,
                 "an e4m3 Q tile is staged there too");
+  static_assert(!kFp8Native || (kRawOffset % 1024 == 0 && kRawStageBytes % 1024 == 0),
+                "raw V stages take 128-byte-swizzled boxes, and the transpose XORs offsets below 1024 into them");
   // Per key row of the block being loaded: the element offsets of its K and V rows, double buffered.
   static constexpr uint32_t kRowOffsetsOffset = kRawOffset + kRawStages * kRawStageBytes;
   static constexpr uint32_t kRowOffsetsBytes = 2 * 2 * kBlockN * sizeof(int64_t);

@@ -56,10 +56,6 @@ struct ProducerFp8Native {
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
     typename Tma::BoxCoord next{0, 0};
     if (tid < 32) next = coord_of(0);
-    // FwdParams::kv_l2_prefetch: the boxes of the block that far ahead go into L2 too (coordinates a step ahead).
-    const int ahead = p.kv_l2_prefetch;
-    typename Tma::BoxCoord next_ahead{0, 0};
-    if (tid < 32 && ahead > 0) next_ahead = coord_of(ahead);
     // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
     // for the consumers to release its K stage (QK^T of block it - kStages); issued first, as before entry 22, they
     // held the transpose of block it - kLag behind that wait, i.e. behind QK^T of the very block the consumers were
@@ -69,8 +65,8 @@ struct ProducerFp8Native {
     // P*V of block j - kStages (whose V^T is from step j - kStages + kLag < it); the copies of it wait for QK^T of
     // it - kStages (needing V^T of it - kStages - 1, from step it - kStages - 1 + kLag < it) and for the raw stage's
     // previous block (transposed at step it - kRawStages + kLag <= it - 1).
-    // kFp8IssueFirst (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-issue-first): the order before entry 22.
-    const bool issue_first = (p.fp8_mode & kFp8IssueFirst) != 0;
+    // kFp8KeyedTranspose (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-keyed-transpose): full blocks on the per-key path.
+    const bool keyed = (p.fp8_mode & kFp8KeyedTranspose) != 0;
     auto transpose_step = [&](int it) {
       const int j = it - kLag;
       if (j >= 0) {
@@ -86,7 +82,7 @@ struct ProducerFp8Native {
         const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
         if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
           // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
-          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys);
+          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
         } else {
           transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
         }
@@ -106,14 +102,6 @@ struct ProducerFp8Native {
         const int raw = it % Traits::kRawStages;
         const typename Tma::BoxCoord c = next;
         next = coord_of(it + 1);
-        if (ahead > 0) {
-          const typename Tma::BoxCoord c_ahead = next_ahead;
-          next_ahead = coord_of(it + 1 + ahead);
-          if (it + ahead < n_iters && has_box) {
-            Tma::template prefetch_box<typename Traits::KTile>(&maps.k, kv_head, c_ahead);
-            Tma::template prefetch_box<typename Traits::VRawTile>(&maps.v, kv_head, c_ahead);
-          }
-        }
         const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
         mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
         if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
@@ -136,9 +124,8 @@ struct ProducerFp8Native {
       }
     };
     for (int it = 0; it < n_iters + kLag; ++it) {
-      if (issue_first) issue_step(it);
       transpose_step(it);
-      if (!issue_first) issue_step(it);
+      issue_step(it);
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   }

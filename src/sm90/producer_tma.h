@@ -66,13 +66,6 @@ struct ProducerTma {
     }
   }
 
-  // Lane `lane`'s box of one tile into L2 only (FwdParams::kv_l2_prefetch).
-  template <class Tile>
-  __device__ __forceinline__ static void prefetch_box(const TmaDescriptor* tmap, int kv_head, BoxCoord c) {
-#pragma unroll
-    for (int cb = 0; cb < Tile::kColumnBlocks; ++cb) tma_prefetch_l2_4d(tmap, cb * 64, kv_head, c.row, c.page);
-  }
-
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
   template <bool kPersistent = false>
@@ -124,22 +117,11 @@ struct ProducerTma {
         return i < n_iters && has_box ? box_coord(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)
                                       : BoxCoord{0, 0};
       };
-      // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead; those of
-      // the block prefetched into L2 (kv_l2_prefetch ahead) too.
+      // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead.
       BoxCoord next = coord_of(it);
-      const int ahead = p.kv_l2_prefetch;
-      BoxCoord next_ahead = ahead > 0 ? coord_of(it + ahead) : BoxCoord{0, 0};
       for (; it < n_iters; ++it) {
         const BoxCoord c = next;
         next = coord_of(it + 1);
-        if (ahead > 0) {
-          const BoxCoord c_ahead = next_ahead;
-          next_ahead = coord_of(it + 1 + ahead);
-          if (it + ahead < n_iters && has_box) {
-            prefetch_box<typename Traits::KTile>(&maps.k, kv_head, c_ahead);
-            prefetch_box<typename Traits::VTile>(&maps.v, kv_head, c_ahead);
-          }
-        }
         const int stage = stage_of(it);
         const uint32_t phase = phase_of(it);
         const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);

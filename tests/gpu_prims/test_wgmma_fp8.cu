@@ -80,8 +80,9 @@ __global__ void qk_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
 
 // O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats in an accumulator's layout; kSplit: P as two e4m3
 // terms (pack_p_e4m3_split, two wgmmas per step), else one (pack_p_e4m3).
-// kMapped: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only).
-template <int kK, int kN, bool kSplit = false, bool kMapped = false>
+// kMappedKeys > 0: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only) with that many
+// valid keys (128: the full block's constant-offset path; fewer: the last block's path, which zeroes the rest).
+template <int kK, int kN, bool kSplit = false, int kMappedKeys = 0>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   using VTile = SwizzledTile8<kK, kN>;
   using VtTile = SwizzledTile8<kN, kK>;
@@ -89,9 +90,9 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   const uint32_t v_base = smem_addr(smem), vt_base = v_base + VTile::kBytes;
   fill_tile<VTile>(v_base, v, kK, kN);
   __syncthreads();
-  if constexpr (kMapped) {
+  if constexpr (kMappedKeys > 0) {
     static_assert(kK == 128 && kN == 128, "the lane mapping covers 128 x 128");
-    transpose_v_e4m3_128<2>(v_base, vt_base, threadIdx.x);
+    transpose_v_e4m3_128<2>(v_base, vt_base, threadIdx.x, kMappedKeys);
   } else {
     transpose_v_e4m3<kK, kN>(v_base, vt_base, threadIdx.x, blockDim.x);
   }
@@ -210,16 +211,25 @@ std::vector<float> run_pv(Kernel kernel, const std::vector<float>& p, const std:
   return got;
 }
 
-template <int kK, int kN, bool kMapped = false>
+// kMappedKeys as pv_kernel's; with fewer than kK valid keys, the keys past them hold NaN in V (the transpose must
+// write zeros there) and zeros in the reference.
+template <int kK, int kN, int kMappedKeys = 0>
 bool check_pv() {
-  const auto p = e4m3_values(64 * kK, 5 * kK + kN), v = e4m3_values(kK * kN, kK + 13 * kN);
-  const PvReference ref = exact_pv<kK, kN>(p, v);
-  const std::vector<float> got = run_pv<kK, kN>(pv_kernel<kK, kN, false, kMapped>, p, v);
+  const auto p = e4m3_values(64 * kK, 5 * kK + kN);
+  auto v = e4m3_values(kK * kN, kK + 13 * kN), v_ref = v;
+  const int valid = kMappedKeys > 0 ? kMappedKeys : kK;
+  for (int k = valid; k < kK; ++k)
+    for (int n = 0; n < kN; ++n) {
+      v[k * kN + n] = NAN;
+      v_ref[k * kN + n] = 0.f;
+    }
+  const PvReference ref = exact_pv<kK, kN>(p, v_ref);
+  const std::vector<float> got = run_pv<kK, kN>(pv_kernel<kK, kN, false, kMappedKeys>, p, v);
   const auto& want = ref.out;
   const double max_abs_sum = ref.max_abs_sum;
-  char name[64];
-  std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s", kN, kK / 32,
-                kMapped ? " (lane-mapped transpose)" : "");
+  char name[96];
+  std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s, %d valid keys", kN, kK / 32,
+                kMappedKeys > 0 ? " (lane-mapped transpose)" : "", valid);
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
@@ -272,6 +282,6 @@ int main() {
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
-  ok &= check_pv<128, 128, true>();
+  ok &= check_pv<128, 128, 128>() & check_pv<128, 128, 100>() & check_pv<128, 128, 1>();
   return ok ? 0 : 1;
 }

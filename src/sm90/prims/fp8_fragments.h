@@ -133,46 +133,137 @@ __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_sm
 // Here thread (warp w, lane = D | B << 2 | e << 4) takes in pass i (0..7) key quad
 // q = 4 (e | ((B >> 1) ^ ((i >> 1) & 1)) << 1 | (i >> 2) << 2) + D and head-dim quad m = 4 ((e ^ (i & 1)) | w << 1) + B:
 // every (q, m) once over the 4 warps' 32 passes, 128 load and 128 store wavefronts per block (docs/perf-log.md entry
-// 19). kBatch passes load before any of them stores (4 kBatch words of registers).
+// 19). Word j (0..3) of a pass is key chunk_key(4q + j) of the load side and head-dim row 4m + j of the store side.
+struct TransposeMap128 {
+  using Tile = SwizzledTile8<128, 128>;
+  __host__ __device__ static constexpr int k0(int tid, int i) {
+    const int lane = tid & 31, d = lane & 3, b = (lane >> 2) & 3, e = (lane >> 4) & 1;
+    return 4 * (4 * (e | (((b >> 1) ^ ((i >> 1) & 1)) << 1) | ((i >> 2) << 2)) + d);
+  }
+  __host__ __device__ static constexpr int n0(int tid, int i) {
+    const int w = tid >> 5, b = ((tid & 31) >> 2) & 3, e = ((tid & 31) >> 4) & 1;
+    return 4 * (4 * ((e ^ (i & 1)) | (w << 1)) + b);
+  }
+  __host__ __device__ static constexpr int key(int tid, int i, int j) {
+    return (k0(tid, i) & ~31) + chunk_key((k0(tid, i) & 31) + j);
+  }
+  __host__ __device__ static constexpr uint32_t load_offset(int tid, int i, int j) {
+    return Tile::byte_offset(key(tid, i, j), n0(tid, i));
+  }
+  __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
+    return Tile::byte_offset(n0(tid, i) + j, k0(tid, i));
+  }
+  // Every bit of both offsets is an XOR of bits of tid, i and j (the lane mapping, chunk_key and the swizzle are
+  // bit permutations and XORs), so offset(tid, i, j) = offset(tid, 0, 0) ^ offset(0, i, j), offset(0, 0, 0) = 0:
+  // one per-thread base and a compile-time constant per word. Checked over every (tid, i, j) below.
+  template <bool kStore>
+  __host__ __device__ static constexpr uint32_t offset(int tid, int i, int j) {
+    return kStore ? store_offset(tid, i, j) : load_offset(tid, i, j);
+  }
+  template <bool kStore>
+  __host__ __device__ static constexpr bool xor_affine() {
+    if (offset<kStore>(0, 0, 0) != 0) return false;
+    for (int tid = 0; tid < 128; ++tid)
+      for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 4; ++j)
+          if (offset<kStore>(tid, i, j) != (offset<kStore>(tid, 0, 0) ^ offset<kStore>(0, i, j))) return false;
+    return true;
+  }
+  // The bits a thread's base can set: a word's constant XORs into those (kept below 1024 where it can, so the XOR
+  // commutes with adding the 1024-aligned tile address) and adds everywhere else.
+  template <bool kStore>
+  __host__ __device__ static constexpr uint32_t thread_bits() {
+    uint32_t bits = 0;
+    for (int tid = 0; tid < 128; ++tid) bits |= offset<kStore>(tid, 0, 0);
+    return bits;
+  }
+};
+static_assert(TransposeMap128::xor_affine<false>() && TransposeMap128::xor_affine<true>(),
+              "transpose_v_e4m3_128's offsets are a per-thread base XOR a per-word constant");
+
+// The address of word (i, j) on one side: tile + (base ^ c), c = offset(0, i, j), as
+// ((tile + (base ^ c_high)) ^ c_low) + c_add: c_add (bits no thread's base sets) becomes the instruction's
+// immediate, c_low (below 1024, where the 1024-aligned tile adds nothing) one LOP3, and tile + (base ^ c_high) takes
+// two values per side (bit 12 of the loads, bit 11 of the stores), computed once per block.
+template <bool kStore>
+__device__ __forceinline__ uint32_t transpose128_address(uint32_t tile, uint32_t base, int i, int j) {
+  constexpr uint32_t kThreadBits = TransposeMap128::thread_bits<kStore>();
+  const uint32_t c = TransposeMap128::offset<kStore>(0, i, j);
+  const uint32_t c_xor = c & kThreadBits, c_add = c & ~kThreadBits;
+  const uint32_t c_high = c_xor & ~1023u, c_low = c_xor & 1023u;
+  return ((tile + (base ^ c_high)) ^ c_low) + c_add;
+}
+
+// V^T of one 128 x 128 block (transpose_v_e4m3's contract, TransposeMap128's lane mapping). A full block (every key
+// valid, all but a sequence's last) takes the addresses as a per-thread base and a constant per word (about 20
+// instructions a pass: 4 loads, 8 byte permutes, 4 XORs, 4 stores); the last block (or every block with `keyed`,
+// an A/B switch) computes each key to zero the keys past the sequence's end (about 110 a pass, entry 24). kBatch
+// passes load before any of them stores.
 template <int kBatch>
 __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t vt_smem, int tid,
-                                                     int valid_keys = 128) {
-  using V = SwizzledTile8<128, 128>;
-  using VT = SwizzledTile8<128, 128>;
+                                                     int valid_keys = 128, bool keyed = false) {
+  using Map = TransposeMap128;
   static_assert(8 % kBatch == 0, "passes come in whole batches");
-  const int w = tid >> 5, lane = tid & 31;
-  const int d = lane & 3, b = (lane >> 2) & 3, e = (lane >> 4) & 1;
+  auto transpose4 = [](const uint32_t (&r)[4], uint32_t (&out)[4]) {
+    const uint32_t t0 = __byte_perm(r[0], r[1], 0x5140);  // r0.b0 r1.b0 r0.b1 r1.b1
+    const uint32_t t1 = __byte_perm(r[2], r[3], 0x5140);
+    const uint32_t t2 = __byte_perm(r[0], r[1], 0x7362);  // r0.b2 r1.b2 r0.b3 r1.b3
+    const uint32_t t3 = __byte_perm(r[2], r[3], 0x7362);
+    out[0] = __byte_perm(t0, t1, 0x5410);
+    out[1] = __byte_perm(t0, t1, 0x7632);
+    out[2] = __byte_perm(t2, t3, 0x5410);
+    out[3] = __byte_perm(t2, t3, 0x7632);
+  };
+  if (valid_keys >= 128 && !keyed) {
+    const uint32_t load_base = Map::load_offset(tid, 0, 0), store_base = Map::store_offset(tid, 0, 0);
+#pragma unroll
+    for (int i0 = 0; i0 < 8; i0 += kBatch) {
+      uint32_t r[kBatch][4];
+#pragma unroll
+      for (int x = 0; x < kBatch; ++x)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          asm volatile("ld.shared.b32 %0, [%1];\n"
+                       : "=r"(r[x][j])
+                       : "r"(transpose128_address<false>(v_smem, load_base, i0 + x, j)));
+        }
+#pragma unroll
+      for (int x = 0; x < kBatch; ++x) {
+        uint32_t out[4];
+        transpose4(r[x], out);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose128_address<true>(vt_smem, store_base, i0 + x, j)),
+                       "r"(out[j])
+                       : "memory");
+        }
+      }
+    }
+    return;
+  }
   // Not unrolled: unrolled, the batches' addresses stayed live at once and the producer (40 registers) spilled.
 #pragma unroll 1
   for (int i0 = 0; i0 < 8; i0 += kBatch) {
     uint32_t r[kBatch][4];
-    int k0[kBatch], n0[kBatch];
 #pragma unroll
     for (int x = 0; x < kBatch; ++x) {
       const int i = i0 + x;
-      k0[x] = 4 * (4 * (e | (((b >> 1) ^ ((i >> 1) & 1)) << 1) | ((i >> 2) << 2)) + d);
-      n0[x] = 4 * (4 * ((e ^ (i & 1)) | (w << 1)) + b);
-      const int chunk_base = k0[x] & ~31;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int key = chunk_base + chunk_key((k0[x] & 31) + j);
+        const int key = Map::key(tid, i, j);
         r[x][j] = 0;
         if (key < valid_keys) {
-          asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[x][j]) : "r"(v_smem + V::byte_offset(key, n0[x])));
+          asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r[x][j]) : "r"(v_smem + Map::load_offset(tid, i, j)));
         }
       }
     }
 #pragma unroll
     for (int x = 0; x < kBatch; ++x) {
-      const uint32_t t0 = __byte_perm(r[x][0], r[x][1], 0x5140);
-      const uint32_t t1 = __byte_perm(r[x][2], r[x][3], 0x5140);
-      const uint32_t t2 = __byte_perm(r[x][0], r[x][1], 0x7362);
-      const uint32_t t3 = __byte_perm(r[x][2], r[x][3], 0x7362);
-      const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
-                               __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+      uint32_t out[4];
+      transpose4(r[x], out);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + VT::byte_offset(n0[x] + j, k0[x])), "r"(out[j])
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + Map::store_offset(tid, i0 + x, j)), "r"(out[j])
                      : "memory");
       }
     }
