@@ -97,6 +97,24 @@ def test_vllm_rule_elementwise():
 
 
 @needs_torch
+def test_vllm_rule_floor_slack():
+    # Unquantized reference 0, bound 0.15. The floor (exact on the quantized inputs) sits 0.149 away: inside by
+    # 0.001. A kernel 0.002 past the floor fails without slack; with a slack larger than the floor's margin
+    # (the element is one the kernel's allowed error can cross) it counts no more; a kernel far past still fails
+    # where the floor keeps a margin larger than the slack.
+    ref = torch.zeros(4)
+    floor = torch.tensor([0.149, 0.149, 0.0, 0.0])
+    out = torch.tensor([0.151, 0.151, 0.0, 0.2])
+    bad, why = tol.vllm_rule(out, ref, "e4m3", floor=floor)
+    assert not bad and "3 of 4" in why
+    slack = torch.tensor([0.004, 0.004, 0.004, 0.004])
+    bad, why = tol.vllm_rule(out, ref, "e4m3", floor=floor, floor_slack=slack)
+    assert not bad and "1 of 4" in why
+    ok, _ = tol.vllm_rule(out[:3], ref[:3], "e4m3", floor=floor[:3], floor_slack=slack[:3])
+    assert ok
+
+
+@needs_torch
 def test_fp8_uses_vllm_rule_only():
     ref, naive = _case()
     out = (ref + 0.1).to(torch.bfloat16)

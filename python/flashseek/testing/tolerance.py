@@ -13,7 +13,8 @@ in bf16, logits in bf16, P rounded to e4m3): max err <= 4 x naive max err + the 
 naive mean err, both against the fp32 reference on the dequantized values; and vLLM's 0.15 / 0.15 against the
 reference on the unquantized values (what the e4m3 values were cast from, times the descales), as vLLM's fp8
 test compares; there an element counts only where the exact fp32 result on the quantized inputs stays inside the
-rule (over 10^8 elements a few exceed it whatever the kernel: that is the quantization of the inputs). Without a naive (fa3=False) fp8
+rule (over 10^8 elements a few exceed it whatever the kernel: that is the quantization of the inputs), by at least
+4 x the naive's error at that element (the FA3 fp8 multiplier, element-wise). Without a naive (fa3=False) fp8
 is checked with vLLM's rule alone.
 
 LSE, fp32, where returned: rows whose reference is -inf must be exactly -inf; finite rows within
@@ -158,10 +159,12 @@ def torch_where(cond, a, b):
     return torch.where(cond, a, b)
 
 
-def vllm_rule(out, ref, dtype_name: str, floor=None) -> Tuple[bool, str]:
+def vllm_rule(out, ref, dtype_name: str, floor=None, floor_slack=None) -> Tuple[bool, str]:
     """floor (fp8 against the unquantized values): the exact result on the quantized inputs. vLLM's fp8 rule then
     measures the quantization of the inputs as much as the kernel; over 10^8 elements a few exceed it whatever
-    the kernel, so an element counts only where the floor stays inside."""
+    the kernel, so an element counts only where the floor stays inside, by floor_slack (element-wise: the
+    kernel's own allowed error there; without it the floor may sit a bf16 rounding inside the bound, and the
+    output's rounding alone crossed it: fp8 d192, seed 952807915, 0.165 against 0.1648)."""
     atol, rtol = vllm_tolerances(dtype_name)
     if out.numel() == 0:
         return True, ""
@@ -169,7 +172,8 @@ def vllm_rule(out, ref, dtype_name: str, floor=None) -> Tuple[bool, str]:
     allowed = atol + rtol * ref.float().abs()
     over = diff > allowed
     if floor is not None:
-        over &= (floor.float() - ref.float()).abs() <= allowed
+        slack = floor_slack.float() if floor_slack is not None else 0.0
+        over &= (floor.float() - ref.float()).abs() + slack <= allowed
         if not over.any():
             return True, ""
         diff = torch_where(over, diff, allowed)
@@ -262,7 +266,12 @@ def check_output(out, ref, naive, *, dtype_name: str, softcap: float, kvcache: b
         # The floor is the exact result on the quantized inputs (ref): where even it is outside vLLM's rule, the
         # miss is the inputs' quantization, which no kernel can remove.
         floor = ref if (fp8 and vllm_ref is not ref) else None
-        ok, why = vllm_rule(out, vllm_ref, dtype_name, floor=floor)
+        # The margin the floor must keep: FA3's fp8 multiplier on a same-precision naive's error at that element
+        # (the error the FA3 rule grants the kernel, element-wise), so an element near the bound counts only if
+        # the kernel erred more than 4x the naive there.
+        slack = (FA3_FP8_MULT * (naive.float() - ref.float()).abs()
+                 if floor is not None and naive is not None and naive.shape == ref.shape else None)
+        ok, why = vllm_rule(out, vllm_ref, dtype_name, floor=floor, floor_slack=slack)
         if not ok:
             reasons.append(why + (" (against the unquantized inputs, where the exact result on the quantized inputs is inside)"
                                   if floor is not None else
