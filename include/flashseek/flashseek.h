@@ -80,7 +80,6 @@ struct LaunchPlan {
   const char* kernel_name = "";
   int tile_variant = 0;       // a decode tile experiment (FLASHSEEK_EXPERIMENT tile=N); 0: the tile table's tile
   bool persistent = false;    // short tiles or a mixed batch: the persistent kernel where the tile has one
-  bool small_pages_cp_async = false;  // K/V of pages under 64 rows by cp.async rather than TMA boxes (entry 24)
 };
 
 struct DeviceInfo {

@@ -136,11 +136,6 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = two_cta_variant;
     plan.block_n = tile.block_n;
   }
-  // The d128 two-CTA decode tile streams small pages faster by cp.async (128 producer threads) than by TMA, which
-  // takes a box per page and 64-column block (16 boxes of 2 KB per 64-key block at page 16): decodes of 2-8 waves
-  // -2..-5% (perf-log entry 24, bench_decode cpasync A/B). Grids under 1.5 waves and split grids keep TMA there
-  // (lone CTAs stream faster with it: splits32-md +13% by cp.async). no-small-page-cpasync keeps TMA.
-  plan.small_pages_cp_async = two_cta_variant == 1 && experiment.small_page_cp_async;
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.
   const size_t row_bytes = static_cast<size_t>(in.num_heads_q) * (tile.head_dim_v + 1) * sizeof(float);

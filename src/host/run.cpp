@@ -165,12 +165,10 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
 // The TMA producer's K/V tensor maps (16-bit K/V, sm90/producer_tma.h); returns the rows per box for
 // FwdParams::kv_tma_rows, or 0 where TMA cannot describe K/V (the kernel then copies with cp.async): an e4m3
 // cache (its producer converts), MLA decode (its own kernel), a page size whose boxes would not start on a
-// swizzle atom, strides or a base that are not 16-byte multiples; pages under 64 rows where the plan prefers
-// cp.async (LaunchPlan::small_pages_cp_async). FLASHSEEK_EXPERIMENT=cpasync forces 0.
+// swizzle atom, strides or a base that are not 16-byte multiples. FLASHSEEK_EXPERIMENT=cpasync forces 0.
 int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, KvTensorMaps& maps) {
   if (fp8_kv || p.q_v != nullptr || Experiment::get().cp_async_kv) return 0;
   const bool paged = p.kv_layout == KVLayout::kPaged;
-  if (paged && plan.small_pages_cp_async && p.page_size < 64) return 0;
   const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
   if (box_rows == 0) return 0;
   const bool dense = p.kv_layout == KVLayout::kVarlen;

@@ -343,12 +343,6 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
   EXPECT_EQ(split.tile_variant, 0);
-  // Small pages by cp.async on the d128 two-CTA tile only (perf-log entry 24): not on split grids, short grids, d64
-  EXPECT_EQ(big.small_pages_cp_async, Experiment::get().small_page_cp_async);
-  EXPECT_FALSE(split.small_pages_cp_async);
-  EXPECT_FALSE(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).small_pages_cp_async);
-  EXPECT_FALSE(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).small_pages_cp_async);
-  EXPECT_FALSE(Experiment::parse("no-small-page-cpasync").small_page_cp_async);
 }
 
 LaunchPlan gpt_oss_decode_plan(DType dtype, int batch, int seqlen_k, int num_splits) {

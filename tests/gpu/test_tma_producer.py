@@ -73,7 +73,7 @@ CASES = [
     make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
 ]
-EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "no-small-page-cpasync"]
+EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3"]
 
 
 def _outputs(seed):
