@@ -64,9 +64,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   const int total = grid_m * grid_y * grid_z;
   int* counter = g_tile_counters + 2 * counter_slot;
   const int lane = threadIdx.x % 32;
-  // The fetching thread (producer warp 1, lane 0: warp 0 issues the TMA copies and must not wait for an atomic)
-  // publishes tile k in slot k & 1 once every warp has read the slot's previous tile.
-  constexpr int kFetcher = 32;
+  // The fetching thread (producer warp 2, lane 0: warps 0 and 1 issue the TMA copies and must not wait for an
+  // atomic) publishes tile k in slot k & 1 once every warp has read the slot's previous tile.
+  constexpr int kFetcher = 64;
   auto publish = [&](int k) {
     const int slot = k & 1;
     mbarrier_wait(base + Traits::kPersistTileEmptyBarrier + 8 * slot, ((k >> 1) & 1) ^ 1);

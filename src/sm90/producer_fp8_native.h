@@ -1,10 +1,11 @@
 // The producer of the native e4m3 tiles (q, k and v all e4m3; kernel_traits.h kFp8Native, docs/perf-log.md entry
 // 17). e4m3 wgmma reads both operands K-major, so:
 //   Q (packed GQA rows) by cp.async into the e4m3 Q tile, once;
-//   K by TMA straight into the stage's K tile (one warp, boxes as producer_tma.h);
-//   V by TMA into a raw stage (keys x dv bytes), then all 128 producer threads transpose it into the stage's V^T
-//   tile (dv x keys, keys in the order the consumers' P fragment carries them: prims/fp8_fragments.h), zeroing the
-//   keys past the sequence's end, fence the async proxy and arrive on the stage's v_full barrier.
+//   K by TMA straight into the stage's K tile (warp 0, boxes as producer_tma.h);
+//   V by TMA into a raw stage (keys x dv bytes; warp 1), then all 128 producer threads transpose it into the
+//   stage's V^T tile (dv x keys, keys in the order the consumers' P fragment carries them:
+//   prims/fp8_fragments.h), zeroing the keys past the sequence's end, fence the async proxy and arrive on the
+//   stage's v_full barrier.
 // The transpose of block j runs while the copies of blocks j + 1 .. j + kRawStages - 1 are in flight (lag
 // kRawStages - 1), and before the copies of block j + kLag are issued (entry 22); each warp arrives on the raw
 // stage's v_raw_empty barrier once it has read it, and the next TMA into that raw stage waits for all four.
@@ -54,8 +55,13 @@ struct ProducerFp8Native {
     };
     // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead, as the 16-bit
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
+    // Warp 0 issues K's boxes, warp 1 the raw V's (FwdParams::kv_issue_warps 2; 1: warp 0 both), each reading the
+    // block table for itself: a warp issues its boxes one after another (entry 26).
+    const int warp = tid / 32;
+    const bool issues_k = warp == 0;
+    const bool issues_v = warp == (p.kv_issue_warps > 1 ? 1 : 0);
     typename Tma::BoxCoord next{0, 0};
-    if (tid < 32) next = coord_of(0);
+    if (issues_k || issues_v) next = coord_of(0);
     // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
     // for the consumers to release its K stage (QK^T of block it - kStages); issued first, as before entry 22, they
     // held the transpose of block it - kLag behind that wait, i.e. behind QK^T of the very block the consumers were
@@ -95,32 +101,36 @@ struct ProducerFp8Native {
       }
     };
     auto issue_step = [&](int it) {
-      if (it < n_iters && tid < 32) {
+      if (it < n_iters && (issues_k || issues_v)) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
-        const int stage = it % Traits::kStages;
-        const uint32_t phase = (it / Traits::kStages) & 1;
-        const int raw = it % Traits::kRawStages;
         const typename Tma::BoxCoord c = next;
         next = coord_of(it + 1);
-        const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
-        mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-        if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
-        if (has_box) {
-          Tma::template load_box<typename Traits::KTile>(
-              &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, kv_head, c, lane, box_rows,
-              k_full);
+        if (issues_k) {
+          const int stage = it % Traits::kStages;
+          const uint32_t phase = (it / Traits::kStages) & 1;
+          const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
+          mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+          if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+          if (has_box) {
+            Tma::template load_box<typename Traits::KTile>(
+                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, kv_head, c, lane, box_rows,
+                k_full);
+          }
+          if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
         }
-        if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
-        // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
-        mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
-        const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
-        if (lane == 0) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
-        if (has_box) {
-          Tma::template load_box<typename Traits::VRawTile>(
-              &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, kv_head, c, lane, box_rows,
-              raw_full);
+        if (issues_v) {
+          // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
+          const int raw = it % Traits::kRawStages;
+          mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
+          const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
+          if (lane == 0) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
+          if (has_box) {
+            Tma::template load_box<typename Traits::VRawTile>(
+                &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, kv_head, c, lane, box_rows,
+                raw_full);
+          }
+          if (lane == 0) mbarrier_arrive(raw_full);
         }
-        if (lane == 0) mbarrier_arrive(raw_full);
       }
     };
     for (int it = 0; it < n_iters + kLag; ++it) {

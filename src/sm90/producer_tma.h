@@ -1,5 +1,6 @@
-// The TMA producer (16-bit K/V; the default where the host could describe K/V with tensor maps): one warp of the
-// producer warpgroup streams every full key block with bulk tensor copies. A dense or batched K/V is one box per
+// The TMA producer (16-bit K/V; the default where the host could describe K/V with tensor maps): two warps of the
+// producer warpgroup stream every full key block with bulk tensor copies, K's boxes from warp 0 and V's from
+// warp 1 (FwdParams::kv_issue_warps). A dense or batched K/V is one box per
 // 64-column block of a tile; a paged cache one box per page (or per gcd(page_size, block_n) rows), each lane of
 // the warp issuing the boxes of one page with the page id it read from the block table a block ahead. So the
 // producer issues a handful of instructions per block instead of ~16 cp.async per thread and their address
@@ -110,7 +111,13 @@ struct ProducerTma {
       cp_async_arrive_on(smem_base + Traits::v_full_barrier(s0));
       it = 1;
     }
-    if (tid < 32) {
+    // Warp 0 issues K's boxes, warp 1 V's (kv_issue_warps 2): a warp issues its lanes' boxes one after another,
+    // so two warps double the boxes a CTA can have issued per microsecond (docs/perf-log.md entry 26). Each
+    // reads the block table for itself. With 1, warp 0 issues both, K first.
+    const int warp = tid / 32;
+    const bool issues_k = warp == 0;
+    const bool issues_v = warp == (p.kv_issue_warps > 1 ? 1 : 0);
+    if (issues_k || issues_v) {
       const int box_rows = p.kv_tma_rows;
       const bool has_box = lane * box_rows < Traits::kBlockN;
       auto coord_of = [&](int i) {
@@ -124,22 +131,26 @@ struct ProducerTma {
         next = coord_of(it + 1);
         const int stage = stage_of(it);
         const uint32_t phase = phase_of(it);
-        const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
-        const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
-        mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-        if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
-        if (has_box) {
-          load_box<typename Traits::KTile>(&maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                                           kv_head, c, lane, box_rows, k_full);
+        if (issues_k) {
+          const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
+          mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+          if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+          if (has_box) {
+            load_box<typename Traits::KTile>(&maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                                             kv_head, c, lane, box_rows, k_full);
+          }
+          if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
         }
-        if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
-        mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-        if (lane == 0) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
-        if (has_box) {
-          load_box<typename Traits::VTile>(&maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                                           kv_head, c, lane, box_rows, v_full);
+        if (issues_v) {
+          const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
+          mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
+          if (lane == 0) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
+          if (has_box) {
+            load_box<typename Traits::VTile>(&maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+                                             kv_head, c, lane, box_rows, v_full);
+          }
+          if (lane == 0) mbarrier_arrive_count(v_full, kThreads);
         }
-        if (lane == 0) mbarrier_arrive_count(v_full, kThreads);
       }
     }
     if constexpr (!kPersistent) asm volatile("cp.async.wait_all;\n" ::: "memory");
