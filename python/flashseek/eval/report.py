@@ -213,8 +213,10 @@ def _questions(records: Sequence[dict], summary: dict, meta: dict, previous: Opt
                      "calls pay it once per layer.")
         trivial = meta.get("trivial_op_host_us")
         if trivial:
-            small = sorted(((h / trivial, r["name"], h) for h, u, r in pairs if u < 20), reverse=True)
-            out.append(f"- A one-element torch add costs {trivial:.3g} us per eager call on this host (same loop). "
+            small = sorted(((h / (r.get("trivial_op_host_us") or trivial), r["name"], h) for h, u, r in pairs if u < 20),
+                           reverse=True)
+            out.append(f"- A one-element torch add costs {trivial:.3g} us per eager call on this host at the start of "
+                       "the run (same loop; the ratios below use the add timed beside each call where recorded). "
                        + (f"Calls under 20 us of device time: host time per call {small[-1][0]:.2f}x to "
                           f"{small[0][0]:.2f}x of it (worst {small[0][1]}, {small[0][2]:.3g} us)." if small else ""))
         bh = [(r["baseline_host_us"].get(n), n, r["name"]) for r in records for n in (r.get("baseline_host_us") or {})]

@@ -70,10 +70,26 @@ def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Se
     return rec
 
 
+_TRIVIAL = {}
+
+
+def _trivial_op(device):
+    """A one-element in-place add on `device` (one tensor per device, kept)."""
+    key = str(device)
+    if key not in _TRIVIAL:
+        one = torch.zeros(1, device=device)
+        _TRIVIAL[key] = lambda: one.add_(1)
+    return _TRIVIAL[key]
+
+
 def _time_ours(s: Scenario, run, timer: DeviceTimer, rec: dict) -> None:
     checked = run.out.clone()  # the output the check judged; the timed calls write the same buffer again
     fn = prepare_call(s, run.inputs)
     rec["host_us"] = _num(timer.host_us(fn))
+    # The host's floor right beside it (a one-element add, the same loop): the host target is a ratio to it, and
+    # a run's own start-of-run value drifted from the decodes' (66f91d7: 6.44 us against calls 1.5x slower than
+    # at 4d7bf2d on the same host path; docs/perf-log.md entry 24).
+    rec["trivial_op_host_us"] = _num(timer.host_us(_trivial_op(run.out.device)))
     t, last = timer.time(fn, s.timing, host_us=rec["host_us"])
     rec.update(us=_num(t.us), us_spread=_num(t.us_spread), us_min=_num(t.us_min), us_max=_num(t.us_max),
                repeats=t.repeats, timing_mode=t.mode)

@@ -111,11 +111,13 @@ def _host(records: Sequence[dict], trivial_us: Optional[float]) -> dict:
                 continue
             if not r.get("host_us"):
                 continue
-            ratio = r["host_us"] / trivial_us
+            # The add timed beside this call where the record has it, else the run's start-of-run value.
+            ratio = r["host_us"] / (r.get("trivial_op_host_us") or trivial_us)
             rows.append({"name": r["name"], "value": ratio, "goal": f"<= {HOST_MAX_RATIO} x trivial op",
                          "met": ratio <= HOST_MAX_RATIO})
     met = None if not rows else all(x["met"] for x in rows)
-    return _check("host", rows, met, f"trivial op {trivial_us} us per eager call; {len(rows)} small decodes")
+    return _check("host", rows, met, f"trivial op {trivial_us} us per eager call at the run's start (each ratio "
+                  f"uses the add timed beside its call where recorded); {len(rows)} small decodes")
 
 
 def check_targets(records: Sequence[dict], summary: dict, trivial_us: Optional[float]) -> List[dict]:
