@@ -25,7 +25,7 @@
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
-//                FwdParams::kv_issue_warps; same bits)
+//                FwdParams::kv_issue_warps; same bits); tma-warps=N: N = 1, 2 or 4 (two warps per tile)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
@@ -58,7 +58,7 @@ struct Experiment {
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  bool tma_one_warp = false;  // A/B: one producer warp issues K's and V's TMA boxes (entry 26: two by default)
+  int tma_issue_warps = 2;  // producer warps issuing TMA boxes: 1, 2 (default) or 4 (entry 26)
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
@@ -93,7 +93,8 @@ struct Experiment {
       else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
-      else if (t == "tma-one-warp") e.tma_one_warp = true;
+      else if (t == "tma-one-warp") e.tma_issue_warps = 1;
+      else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;

@@ -108,10 +108,10 @@ struct FwdParams {
   // > 0: full key blocks arrive by TMA (the launch's KvTensorMaps), in boxes of this many rows (block_n for a
   // dense or batched K/V; gcd(page_size, block_n), a multiple of 8, for a paged one). 0: every block by cp.async.
   int kv_tma_rows;
-  // Producer warps that issue the TMA boxes: 2 (warp 0 K, warp 1 V) or 1 (warp 0 both, FLASHSEEK_EXPERIMENT=
-  // tma-one-warp). A warp issues its lanes' boxes one after another (UTMALDG takes uniform operands), ~42-55 ns a
-  // box (bench/micro/tma_stream.cu): at page 16 a 128-key d128 block is 32 boxes, so one warp caps a CTA at
-  // ~49 GB/s (docs/perf-log.md entry 26).
+  // Producer warps that issue the TMA boxes: 2 (warp 0 K, warp 1 V), 1 (warp 0 both, FLASHSEEK_EXPERIMENT=
+  // tma-one-warp) or 4 (warps 0-1 K, 2-3 V: tma-warps=4; ProducerTma::issue_roles). A warp issues its lanes' boxes
+  // one after another (UTMALDG takes uniform operands), ~42-55 ns a box (bench/micro/tma_stream.cu): at page 16 a
+  // 128-key d128 block is 32 boxes, so one warp caps a CTA at ~49 GB/s (docs/perf-log.md entry 26).
   int kv_issue_warps;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when

@@ -65,7 +65,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   int* counter = g_tile_counters + 2 * counter_slot;
   const int lane = threadIdx.x % 32;
   // The fetching thread (producer warp 2, lane 0: warps 0 and 1 issue the TMA copies and must not wait for an
-  // atomic) publishes tile k in slot k & 1 once every warp has read the slot's previous tile.
+  // atomic; under the tma-warps=4 experiment warp 2 issues too) publishes tile k in slot k & 1 once every warp has
+  // read the slot's previous tile.
   constexpr int kFetcher = 64;
   auto publish = [&](int k) {
     const int slot = k & 1;

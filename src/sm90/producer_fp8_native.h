@@ -55,11 +55,11 @@ struct ProducerFp8Native {
     };
     // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead, as the 16-bit
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
-    // Warp 0 issues K's boxes, warp 1 the raw V's (FwdParams::kv_issue_warps 2; 1: warp 0 both), each reading the
-    // block table for itself: a warp issues its boxes one after another (entry 26).
-    const int warp = tid / 32;
-    const bool issues_k = warp == 0;
-    const bool issues_v = warp == (p.kv_issue_warps > 1 ? 1 : 0);
+    // Warp 0 issues K's boxes, warp 1 the raw V's (FwdParams::kv_issue_warps 2; 1: warp 0 both; 4: two warps per
+    // tile, ProducerTma::issue_roles), each reading the block table for itself: a warp issues its boxes one after
+    // another (entry 26).
+    const typename Tma::IssueRoles roles = Tma::issue_roles(p, tid / 32);
+    const bool issues_k = roles.k, issues_v = roles.v;
     typename Tma::BoxCoord next{0, 0};
     if (issues_k || issues_v) next = coord_of(0);
     // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
@@ -110,26 +110,28 @@ struct ProducerFp8Native {
           const uint32_t phase = (it / Traits::kStages) & 1;
           const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
           mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-          if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+          const bool k_lead = lane == 0 && roles.k_share.index == 0;
+          if (k_lead) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
           if (has_box) {
             Tma::template load_box<typename Traits::KTile>(
                 &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, kv_head, c, lane, box_rows,
-                k_full);
+                k_full, roles.k_share);
           }
-          if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
+          if (k_lead) mbarrier_arrive_count(k_full, kThreads);
         }
         if (issues_v) {
           // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
           const int raw = it % Traits::kRawStages;
           mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
           const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
-          if (lane == 0) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
+          const bool v_lead = lane == 0 && roles.v_share.index == 0;
+          if (v_lead) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
           if (has_box) {
             Tma::template load_box<typename Traits::VRawTile>(
                 &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, kv_head, c, lane, box_rows,
-                raw_full);
+                raw_full, roles.v_share);
           }
-          if (lane == 0) mbarrier_arrive(raw_full);
+          if (v_lead) mbarrier_arrive(raw_full);
         }
       }
     };

@@ -56,14 +56,35 @@ struct ProducerTma {
     return BoxCoord{kp, p.kv_layout == KVLayout::kBatched ? seq.cache_row : 0};
   }
 
-  // Lane `lane`'s box of one tile (K or V): every 64-column block of its rows.
+  // The warps that issue one tile's boxes (FwdParams::kv_issue_warps): box (lane's rows, column block cb) goes
+  // to warp `index` of `count` (a power of two) when (lane x column blocks + cb) mod count == index.
+  struct BoxShare {
+    int index;
+    int count;
+  };
+  // Which warps issue K's and V's boxes: 1 issuing warp takes both tiles, 2 one tile each, 4 two per tile.
+  struct IssueRoles {
+    bool k, v;
+    BoxShare k_share, v_share;
+  };
+  __device__ __forceinline__ static IssueRoles issue_roles(const FwdParams& p, int warp) {
+    const int per_tile = p.kv_issue_warps >= 4 ? 2 : 1;
+    const int v_first = p.kv_issue_warps >= 2 ? per_tile : 0;
+    return IssueRoles{warp < per_tile, warp >= v_first && warp < v_first + per_tile, BoxShare{warp, per_tile},
+                      BoxShare{warp - v_first, per_tile}};
+  }
+
+  // Lane `lane`'s boxes of one tile (K or V): the 64-column blocks of its rows that `share` gives this warp.
   template <class Tile>
   __device__ __forceinline__ static void load_box(const TmaDescriptor* tmap, uint32_t tile_smem, int kv_head,
-                                                  BoxCoord c, int lane, int box_rows, uint32_t full_bar) {
+                                                  BoxCoord c, int lane, int box_rows, uint32_t full_bar,
+                                                  BoxShare share = BoxShare{0, 1}) {
     const uint32_t dst = tile_smem + lane * box_rows * Tile::kRowBytes;
 #pragma unroll
     for (int cb = 0; cb < Tile::kColumnBlocks; ++cb) {
-      tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * 64, kv_head, c.row, c.page, full_bar);
+      if (((lane * Tile::kColumnBlocks + cb) & (share.count - 1)) == share.index) {
+        tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * 64, kv_head, c.row, c.page, full_bar);
+      }
     }
   }
 
@@ -113,10 +134,11 @@ struct ProducerTma {
     }
     // Warp 0 issues K's boxes, warp 1 V's (kv_issue_warps 2): a warp issues its lanes' boxes one after another,
     // so two warps double the boxes a CTA can have issued per microsecond (docs/perf-log.md entry 26). Each
-    // reads the block table for itself. With 1, warp 0 issues both, K first.
-    const int warp = tid / 32;
-    const bool issues_k = warp == 0;
-    const bool issues_v = warp == (p.kv_issue_warps > 1 ? 1 : 0);
+    // reads the block table for itself. With 1, warp 0 issues both, K first; with 4, warps 0-1 share K's boxes
+    // and 2-3 V's. The first warp of a tile's share raises the transaction count and gives the 128 arrivals;
+    // the others' boxes may land before that (the count goes negative; the phase waits for the arrivals).
+    const IssueRoles roles = issue_roles(p, tid / 32);
+    const bool issues_k = roles.k, issues_v = roles.v;
     if (issues_k || issues_v) {
       const int box_rows = p.kv_tma_rows;
       const bool has_box = lane * box_rows < Traits::kBlockN;
@@ -134,22 +156,24 @@ struct ProducerTma {
         if (issues_k) {
           const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
           mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-          if (lane == 0) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
+          const bool k_lead = lane == 0 && roles.k_share.index == 0;
+          if (k_lead) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
           if (has_box) {
             load_box<typename Traits::KTile>(&maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                                             kv_head, c, lane, box_rows, k_full);
+                                             kv_head, c, lane, box_rows, k_full, roles.k_share);
           }
-          if (lane == 0) mbarrier_arrive_count(k_full, kThreads);
+          if (k_lead) mbarrier_arrive_count(k_full, kThreads);
         }
         if (issues_v) {
           const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
           mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-          if (lane == 0) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
+          const bool v_lead = lane == 0 && roles.v_share.index == 0;
+          if (v_lead) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
           if (has_box) {
             load_box<typename Traits::VTile>(&maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                                             kv_head, c, lane, box_rows, v_full);
+                                             kv_head, c, lane, box_rows, v_full, roles.v_share);
           }
-          if (lane == 0) mbarrier_arrive_count(v_full, kThreads);
+          if (v_lead) mbarrier_arrive_count(v_full, kThreads);
         }
       }
     }

@@ -159,8 +159,9 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
   EXPECT_TRUE(none.fp8_copy16);  // the default since entry 11
   EXPECT_FALSE(none.fp8_skip_convert || none.fp8_skip_copy || none.cp_async_kv || none.fp8_keyed_transpose);
-  EXPECT_FALSE(none.tma_one_warp);
-  EXPECT_TRUE(Experiment::parse("tma-one-warp").tma_one_warp);
+  EXPECT_EQ(none.tma_issue_warps, 2);
+  EXPECT_EQ(Experiment::parse("tma-one-warp").tma_issue_warps, 1);
+  EXPECT_EQ(Experiment::parse("tma-warps=4").tma_issue_warps, 4);
   const Experiment f = Experiment::parse("fp8-cp8,fp8-nocvt,fp8-nocopy,cpasync,fp8n-keyed-transpose");
   EXPECT_TRUE(!f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy && f.cp_async_kv && f.fp8_keyed_transpose);
   EXPECT_EQ(f.loop_flags, -1);

@@ -9,9 +9,9 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp": e4m3 q/k/v on the converting tiles (the default takes the native
-e4m3 tiles at d 128), those with the 8-byte copy path the default leaves for unaligned rows, and the native tiles
-with one warp issuing both K's and V's boxes (the default: two); "none" skips),
+"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4": e4m3 q/k/v on the converting tiles (the default takes
+the native e4m3 tiles at d 128), those with the 8-byte copy path the default leaves for unaligned rows, and the
+native tiles with one and four warps issuing K's and V's boxes (the default: two); "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
     FLASHSEEK_EXPERIMENT=fp8-convert python -m pytest tests/gpu/test_fp8.py -q
@@ -271,7 +271,8 @@ def test_rejections_name_the_argument():
 
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
-    for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS", "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp").split(",")
+    for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
+                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4").split(",")
     if v and v != "none"]
 
 

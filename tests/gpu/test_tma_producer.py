@@ -8,8 +8,8 @@ block_n 80 / 112 / 128, and 256), batched caches (cache_batch_idx, left padding)
 back to cp.async (1 and 4). The 192-row d64 tile (three consumer warpgroups) against FLASHSEEK_EXPERIMENT=no-m192's
 128 rows: the same key blocks and softmax steps per row, so the same bits. The d64 two-CTA decode tile (tile=3)
 against the table's d64 decode tile: the same block_n, so the same bits. K and V boxes issued by one producer warp
-(tma-one-warp) against two (the default): the same tiles. Each case must also pass the fp32 reference (so a shared
-mistake in both still fails)."""
+(tma-one-warp) and by four (tma-warps=4) against two (the default): the same tiles. Each case must also pass the
+fp32 reference (so a shared mistake in both still fails)."""
 
 import os
 import subprocess
@@ -74,7 +74,7 @@ CASES = [
     make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
 ]
-EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp"]
+EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4"]
 
 
 def _outputs(seed):
