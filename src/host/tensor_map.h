@@ -31,10 +31,12 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // 1 head, box_rows rows, 1 page), 128-byte swizzle (the SwizzledTile layout of sm90/prims/smem_tile.h: one box
 // is box_rows rows of one 64-column block of a tile), zeros outside the tensor (rows past `rows`, columns past
 // `cols`). Any order of the strides (NHD or HND caches). Returns an empty string on success, else why the tensor
-// cannot be described (the caller then copies with cp.async).
+// cannot be described (the caller then copies with cp.async). swizzle64: boxes of 32 columns (64 bytes) with the
+// 64-byte swizzle instead (the layout of prims/fp8_fragments.h SwizzledTile8Sw64, e4m3 rows of 64 values seen as
+// 32 pairs; not yet used by a kernel).
 inline std::string encode_kv_tensor_map(CUtensorMap* out, const void* base, int cols, int heads, int64_t rows,
                                         int64_t pages, int64_t head_stride, int64_t row_stride,
-                                        int64_t page_stride, int box_rows) {
+                                        int64_t page_stride, int box_rows, bool swizzle64 = false) {
   if (base == nullptr || rows <= 0 || heads <= 0 || cols <= 0 || pages <= 0) return "empty tensor";
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "base not 16-byte aligned";
   if (pages == 1) page_stride = rows * row_stride;  // never stepped over; any valid value
@@ -51,10 +53,11 @@ inline std::string encode_kv_tensor_map(CUtensorMap* out, const void* base, int 
                               static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(pages)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(head_stride * 2), static_cast<cuuint64_t>(row_stride * 2),
                                  static_cast<cuuint64_t>(page_stride * 2)};
-  const cuuint32_t box[4] = {64, 1, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t box[4] = {swizzle64 ? 32u : 64u, 1, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode(out, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box,
-                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            swizzle64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ")";
   return std::string();

@@ -4,7 +4,8 @@
 //   O = P V^T: P (e4m3 values) from an accumulator-layout register array packed by pack_p_e4m3 (no data moves
 //   between threads), V^T written from a key-major V tile by transpose_v_e4m3 with its keys in chunk_key order,
 //   kK / 32 k-steps. A wrong fragment layout or key order gives errors of the size of the values, not rounding.
-// Head dims 128 and 256; key blocks 64..256 for QK^T, 128 and 256 for P*V (V^T rows are keys).
+// Head dims 128 and 256 (128-byte swizzle) and 64 (64-byte swizzle); key blocks 64..256 for QK^T, 128 and 256 for P*V
+// (V^T rows are keys).
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -78,6 +79,32 @@ __global__ void qk_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
   store_acc<kN>(acc, s_out);
 }
 
+// S (64 x kN) = Q (64 x 64) K (kN x 64)^T on 64-byte-swizzled e4m3 tiles (the d64 native layout): two k32 steps,
+// each 32 bytes further along the 64-byte rows.
+template <int kN>
+__global__ void qk_sw64_kernel(const uint8_t* q, const uint8_t* k, float* s_out) {
+  using QTile = SwizzledTile8Sw64<64>;
+  using KTile = SwizzledTile8Sw64<kN>;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t q_base = smem_addr(smem), k_base = q_base + QTile::kBytes;
+  fill_tile<QTile>(q_base, q, 64, 64);
+  fill_tile<KTile>(k_base, k, kN, 64);
+  fence_proxy_async_shared();
+  __syncthreads();
+  float acc[kN / 2];
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    const uint64_t da = make_smem_desc_sw64(q_base + ks * 32, 16, 512);
+    const uint64_t db = make_smem_desc_sw64(k_base + ks * 32, 16, 512);
+    WgmmaSS<__nv_fp8_e4m3, kN>::run(acc, da, db, ks > 0 ? 1 : 0);
+  }
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  fence_operands(acc);
+  store_acc<kN>(acc, s_out);
+}
+
 // O (64 x kN) = P (64 x kK) V (kK x kN), P given as floats in an accumulator's layout; kSplit: P as two e4m3
 // terms (pack_p_e4m3_split, two wgmmas per step), else one (pack_p_e4m3).
 // kMappedKeys > 0: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only) with that many
@@ -141,8 +168,10 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
 // of the value, far above it.
 inline float e4m3_accumulation_tolerance(double max_abs_sum) { return static_cast<float>(max_abs_sum / 1024.0); }
 
-template <int kD, int kN>
+// kSw64: the 64-byte-swizzled tiles (kD 64 only).
+template <int kD, int kN, bool kSw64 = false>
 bool check_qk() {
+  static_assert(!kSw64 || kD == 64, "the 64-byte swizzle holds rows of 64 e4m3 values");
   const auto q = e4m3_values(64 * kD, kD + 3 * kN), k = e4m3_values(kN * kD, 11 * kD + kN);
   std::vector<float> want(64 * kN);
   double max_abs_sum = 0;
@@ -161,15 +190,22 @@ bool check_qk() {
   float* ds = nullptr;
   PRIM_CHECK(cudaMalloc(&ds, want.size() * sizeof(float)));
   PRIM_CHECK(cudaMemset(ds, 0xff, want.size() * sizeof(float)));
-  const int smem = SwizzledTile8<64, kD>::kBytes + SwizzledTile8<kN, kD>::kBytes;
-  auto kernel = qk_kernel<kD, kN>;
-  PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  kernel<<<1, 128, smem>>>(dq, dk, ds);
+  const int smem = kD * (64 + kN);
+  auto launch = [&](auto kernel) {
+    PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<1, 128, smem>>>(dq, dk, ds);
+  };
+  if constexpr (kSw64) {
+    launch(qk_sw64_kernel<kN>);
+  } else {
+    launch(qk_kernel<kD, kN>);
+  }
   PRIM_CHECK(cudaGetLastError());
   std::vector<float> got(want.size());
   PRIM_CHECK(cudaMemcpy(got.data(), ds, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
   char name[64];
-  std::snprintf(name, sizeof(name), "wgmma SS e4m3 m64n%dk32 x %d steps", kN, kD / 32);
+  std::snprintf(name, sizeof(name), "wgmma SS e4m3 m64n%dk32 x %d steps%s", kN, kD / 32,
+                kSw64 ? " (64-byte swizzle)" : "");
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
@@ -278,8 +314,9 @@ int main() {
       return 1;
     }
   require_hopper_or_skip();
-  // Head dims 128 and 256 (an e4m3 row of 64 would need the 64-byte swizzle: not built).
+  // Head dims 128 and 256 on the 128-byte swizzle; 64 on the 64-byte swizzle.
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
+  ok &= check_qk<64, 128, true>() & check_qk<64, 64, true>();  // d64 native layout (not yet in a kernel)
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
   ok &= check_pv<128, 128, 128>() & check_pv<128, 128, 100>() & check_pv<128, 128, 1>();

@@ -35,6 +35,20 @@ struct SwizzledTile8 {
   }
 };
 
+// An e4m3 tile of kRows rows x 64 one-byte columns with the 64-byte swizzle (wgmma layout type 2; TMA
+// CU_TENSOR_MAP_SWIZZLE_64B): the 16-byte chunk c (0..3) of row r lives at chunk position c ^ ((r >> 1) & 3) of
+// its row; 8-row atoms of 512 bytes. For the d64 native tiles (Q, K, raw V: 64-byte rows), not yet used by a
+// kernel (docs/perf-log.md entry 27).
+template <int kRows>
+struct SwizzledTile8Sw64 {
+  static_assert(kRows % 8 == 0, "tiles hold whole 8-row swizzle atoms");
+  static constexpr int kRowBytes = 64;
+  static constexpr int kBytes = kRows * kRowBytes;
+  __host__ __device__ static constexpr uint32_t byte_offset(int row, int col) {
+    return static_cast<uint32_t>(row * kRowBytes + ((((col >> 4) & 3) ^ ((row >> 1) & 3)) << 4) + (col & 15));
+  }
+};
+
 // Four fp32 values to four e4m3 (round to nearest, saturating to +-448; NaN stays NaN), x0 in the lowest byte.
 __device__ __forceinline__ uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
   uint16_t lo, hi;

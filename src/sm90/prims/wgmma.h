@@ -25,6 +25,18 @@ __device__ __forceinline__ uint64_t make_smem_desc_sw128(uint32_t smem_byte_addr
   return desc;
 }
 
+// The same for the 64-byte swizzle (e4m3 rows of 64 values, d64 native tiles, not yet used by a kernel): 8-row
+// atoms of 512 bytes, tile base 512-byte aligned; K-major: leading offset unused (1), stride offset = 512.
+__device__ __forceinline__ uint64_t make_smem_desc_sw64(uint32_t smem_byte_addr, uint32_t leading_bytes,
+                                                         uint32_t stride_bytes) {
+  uint64_t desc = 0;
+  desc |= static_cast<uint64_t>((smem_byte_addr >> 4) & 0x3FFF);
+  desc |= static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16;
+  desc |= static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32;
+  desc |= static_cast<uint64_t>(2) << 62;  // layout type 2: 64-byte swizzle
+  return desc;
+}
+
 // Makes shared memory written through the generic proxy (cp.async, st.shared) visible to the async proxy that
 // wgmma reads it through. Issued by the reading threads after they observed the writes (barrier wait).
 __device__ __forceinline__ void fence_proxy_async_shared() {
