@@ -7,7 +7,8 @@
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
-# Example: scripts/gpu-run.sh build prims smoke tests eval-quick
+# Folders under $OUT come back packed as <folder>.tgz (see the end). Example: scripts/gpu-run.sh build prims smoke
+# tests eval-quick
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -77,4 +78,17 @@ for step in "$@"; do
   echo "=== $step"
   run_step "$step"
 done
+# At most 8 files come back from a call (session 6 lost an evaluator's results.json to that limit): each folder
+# under $OUT (an evaluator's --out) goes back as one <folder>.tgz, and ncu's per-scenario files as ncu.tgz (without
+# the .ncu-rep reports, which are too large to come back).
+for d in "$OUT"/*/; do
+  [ -d "$d" ] || continue
+  name=$(basename "$d")
+  tar czf "$OUT/$name.tgz" -C "$OUT" "$name" && rm -rf "$d"
+done
+if compgen -G "$OUT/ncu_*" >/dev/null; then
+  rm -f "$OUT"/ncu_*.ncu-rep
+  (cd "$OUT" && tar czf ncu.tgz ncu_* && rm -f ncu_*)
+fi
+ls "$OUT"
 exit $status
