@@ -185,15 +185,16 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 }
 
 // The native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) take a call whose padded
-// head dims are 128 / 128 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
+// head dims are 128 / 128 or 64 / 64 (64-byte rows, the 64-byte swizzle) with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
 // whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
 // every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
 // the converting tiles.
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
-      p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != 128 || plan.head_dim_v_padded != 128 ||
-      p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
+      p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded ||
+      (plan.head_dim_padded != 128 && plan.head_dim_padded != 64) || p.head_dim % 16 != 0 ||
+      p.head_dim_v % 16 != 0) {
     return 0;
   }
   const bool paged = p.kv_layout == KVLayout::kPaged;
@@ -209,13 +210,14 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
   const int64_t pages = dense ? 1 : p.num_pages;
+  const bool swizzle64 = plan.head_dim_padded == 64;
   const std::string k_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2,
                                                  p.num_heads_kv, rows, pages, p.k_head_stride / 2,
-                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows);
+                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows, swizzle64);
   if (!k_why.empty()) return 0;
   const std::string v_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2,
                                                  p.num_heads_kv, rows, pages, p.v_head_stride / 2,
-                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows);
+                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows, swizzle64);
   return v_why.empty() ? box_rows : 0;
 }
 

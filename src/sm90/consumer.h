@@ -54,6 +54,22 @@ struct Consumer {
     return kNative ? (kk / 4) * Traits::VTile::kColumnBlockBytes + (kk % 4) * 32 : kk * 16 * Traits::VTile::kRowBytes;
   }
   static constexpr uint32_t kPvLeadingBytes = kNative ? 16 : Traits::VTile::kColumnBlockBytes;
+  // QK^T steps per row of Q and K: 4 on 128-byte rows, 2 on the 64-byte rows of the d64 native tiles.
+  static constexpr int kQkStepsPerRow = Traits::QTile::kRowBytes / 32;
+  static_assert(Traits::QTile::kSwizzleBytes == Traits::KTile::kSwizzleBytes, "Q and K share a layout");
+  // A K-major Q or K operand at `addr`: the tile's swizzle, its 8-row atoms as the stride.
+  __device__ __forceinline__ static uint64_t qk_desc(uint32_t addr) {
+    if constexpr (Traits::QTile::kSwizzleBytes == 64) {
+      return make_smem_desc_sw64(addr, 16, 512);
+    } else {
+      return make_smem_desc_sw128(addr, 16, 1024);
+    }
+  }
+  // Byte offset of QK^T step ks in a Q or K tile.
+  template <class Tile>
+  __host__ __device__ static constexpr uint32_t qk_step_offset(int ks) {
+    return (ks / kQkStepsPerRow) * Tile::kColumnBlockBytes + (ks % kQkStepsPerRow) * 32;
+  }
 
   // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S.
   __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
@@ -61,11 +77,8 @@ struct Consumer {
     const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
 #pragma unroll
     for (int ks = 0; ks < kQkSteps; ++ks) {
-      const uint32_t in_row = (ks % 4) * 32;
-      const uint64_t desc_a =
-          make_smem_desc_sw128(q_rows + (ks / 4) * Traits::QTile::kColumnBlockBytes + in_row, 16, 1024);
-      const uint64_t desc_b =
-          make_smem_desc_sw128(k_tile + (ks / 4) * Traits::KTile::kColumnBlockBytes + in_row, 16, 1024);
+      const uint64_t desc_a = qk_desc(q_rows + qk_step_offset<typename Traits::QTile>(ks));
+      const uint64_t desc_b = qk_desc(k_tile + qk_step_offset<typename Traits::KTile>(ks));
       WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
@@ -75,15 +88,15 @@ struct Consumer {
   // desc(addr + off) = desc(addr) + off / 16 with no carry out of the field: one 32-bit add per wgmma operand
   // instead of the shift/mask/or sequence make_smem_desc_sw128 costs when the address is not a constant.
   struct DescBases {
-    uint32_t q_lo, k_lo, v_lo, hi;  // hi: stride offset 1024 and the 128-byte swizzle, the same for all three
+    // qk_hi / v_hi: stride offset and swizzle of Q and K / of V (the same but on the d64 native tiles' 64-byte Q, K)
+    uint32_t q_lo, k_lo, v_lo, qk_hi, v_hi;
   };
   __device__ __forceinline__ static DescBases make_desc_bases(uint32_t smem_base, int wg) {
-    const uint64_t q = make_smem_desc_sw128(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes, 16,
-                                            1024);
-    const uint64_t k = make_smem_desc_sw128(smem_base + Traits::kKOffset, 16, 1024);
+    const uint64_t q = qk_desc(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes);
+    const uint64_t k = qk_desc(smem_base + Traits::kKOffset);
     const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, kPvLeadingBytes, 1024);
     return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
-                     static_cast<uint32_t>(q >> 32)};
+                     static_cast<uint32_t>(q >> 32), static_cast<uint32_t>(v >> 32)};
   }
   __device__ __forceinline__ static uint64_t desc_join(uint32_t lo, uint32_t hi) {
     uint64_t d;
@@ -94,10 +107,8 @@ struct Consumer {
     const uint32_t k_lo = db.k_lo + stage * (Traits::KTile::kBytes >> 4);
 #pragma unroll
     for (int ks = 0; ks < kQkSteps; ++ks) {
-      const uint32_t in_row = (ks % 4) * 32;
-      const uint64_t desc_a =
-          desc_join(db.q_lo + (((ks / 4) * Traits::QTile::kColumnBlockBytes + in_row) >> 4), db.hi);
-      const uint64_t desc_b = desc_join(k_lo + (((ks / 4) * Traits::KTile::kColumnBlockBytes + in_row) >> 4), db.hi);
+      const uint64_t desc_a = desc_join(db.q_lo + (qk_step_offset<typename Traits::QTile>(ks) >> 4), db.qk_hi);
+      const uint64_t desc_b = desc_join(k_lo + (qk_step_offset<typename Traits::KTile>(ks) >> 4), db.qk_hi);
       WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
@@ -106,7 +117,7 @@ struct Consumer {
     const uint32_t v_lo = db.v_lo + stage * (Traits::VTile::kBytes >> 4);
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.hi);
+      const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.v_hi);
       pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
     }
   }

@@ -100,13 +100,14 @@ struct FwdKernelTraits {
                     128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= 65536 / kCtasPerSm,
                 "register split over the CTA's share of the register file");
 
-  // Tiles in bytes: an e4m3 tile of c columns has the bytes (and swizzle) of a 16-bit tile of c / 2.
-  using QTile = SwizzledTile<kBlockM, kD * kElementBytes / 2>;
-  using KTile = SwizzledTile<kBlockN, kD * kElementBytes / 2>;
+  // Tiles in bytes: an e4m3 tile of c columns has the bytes (and swizzle) of a 16-bit tile of c / 2; rows of 64
+  // bytes (d64 native e4m3) take the 64-byte swizzle (SwizzledTile64).
+  using QTile = SwizzledTileFor<kBlockM, kD * kElementBytes / 2>;
+  using KTile = SwizzledTileFor<kBlockN, kD * kElementBytes / 2>;
   // The tile P*V reads: V (keys x dv, MN-major) for 16-bit, V^T (dv x keys, K-major) for native e4m3.
   using VTile = std::conditional_t<kFp8Native, SwizzledTile<kDv, kBlockN / 2>, SwizzledTile<kBlockN, kDv>>;
   // Native e4m3: V as it arrives (keys x dv bytes); a placeholder for the others.
-  using VRawTile = std::conditional_t<kFp8Native, SwizzledTile<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
+  using VRawTile = std::conditional_t<kFp8Native, SwizzledTileFor<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
   using OTile = SwizzledTile<kBlockM, kDv>;        // the output staged for the 16-byte stores
   static_assert(kFp8Native || kDv <= kD, "the output is staged in the Q tile");
 

@@ -105,19 +105,26 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
                 : dispatch_head_dims<Element, false>(d, dv, block_m, l);
 }
 
-// Native e4m3 tiles (q, k and v e4m3, d 128; tile_table.h kFp8NativeTiles): bf16 out.
-template <int kVariant>
+// Native e4m3 tiles (q, k and v e4m3, d 128 and 64; tile_table.h kFp8NativeTiles): bf16 out.
+template <int kD, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
-  return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kVariant>>(l)
-                       : launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 128, true, kVariant>>(l);
+  return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kD, 64, true, kVariant>>(l)
+                       : launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kD, 128, true, kVariant>>(l);
+}
+
+template <int kD>
+cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
+  const cudaError_t status = one_p ? launch_fp8_native_tile<kD, kFp8NativeOnePVariant>(block_m, l)
+                                   : launch_fp8_native_tile<kD, kFp8NativeVariant>(block_m, l);
+  if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+  return launch_combine<kD>(l);
 }
 
 cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Launch& l) {
-  if (d != 128 || dv != 128) return cudaErrorInvalidValue;
-  const cudaError_t status = one_p ? launch_fp8_native_tile<kFp8NativeOnePVariant>(block_m, l)
-                                   : launch_fp8_native_tile<kFp8NativeVariant>(block_m, l);
-  if (status != cudaSuccess || l.p.num_splits <= 1) return status;
-  return launch_combine<128>(l);
+  if (d != dv) return cudaErrorInvalidValue;
+  if (d == 128) return launch_fp8_native_d<128>(block_m, one_p, l);
+  if (d == 64) return launch_fp8_native_d<64>(block_m, one_p, l);
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace

@@ -35,17 +35,15 @@ struct SwizzledTile8 {
   }
 };
 
-// An e4m3 tile of kRows rows x 64 one-byte columns with the 64-byte swizzle (wgmma layout type 2; TMA
-// CU_TENSOR_MAP_SWIZZLE_64B): the 16-byte chunk c (0..3) of row r lives at chunk position c ^ ((r >> 1) & 3) of
-// its row; 8-row atoms of 512 bytes. For the d64 native tiles (Q, K, raw V: 64-byte rows), not yet used by a
-// kernel (docs/perf-log.md entry 27).
+// An e4m3 tile of kRows rows x 64 one-byte columns with the 64-byte swizzle (SwizzledTile64 in bytes): the d64
+// native tiles' Q, K and raw V.
 template <int kRows>
 struct SwizzledTile8Sw64 {
-  static_assert(kRows % 8 == 0, "tiles hold whole 8-row swizzle atoms");
-  static constexpr int kRowBytes = 64;
-  static constexpr int kBytes = kRows * kRowBytes;
+  using Bytes = SwizzledTile64<kRows, 32>;
+  static constexpr int kRowBytes = Bytes::kRowBytes;
+  static constexpr int kBytes = Bytes::kBytes;
   __host__ __device__ static constexpr uint32_t byte_offset(int row, int col) {
-    return static_cast<uint32_t>(row * kRowBytes + ((((col >> 4) & 3) ^ ((row >> 1) & 3)) << 4) + (col & 15));
+    return Bytes::chunk_offset(row, col >> 4) + (col & 15);
   }
 };
 
@@ -109,11 +107,12 @@ __device__ __forceinline__ void pack_p_e4m3_split(const float (&s)[kSRegs], int 
 // writes (one per head-dim row, the 4 bytes at k = 4q .. 4q + 3 of its chunk). Consecutive threads take
 // consecutive key quads of one head-dim quad, so a warp's writes fill whole rows (no bank conflict).
 // Keys from `valid_keys` on are written as zeros (rows past a sequence's end hold another sequence's or unused
-// slots' values, NaN included, and P = 0 times NaN would still be NaN).
-template <int kKeys, int kDv>
+// slots' values, NaN included, and P = 0 times NaN would still be NaN). VLayout: V's tile (SwizzledTile8, or
+// SwizzledTile8Sw64 for the 64-byte rows of d64).
+template <int kKeys, int kDv, class VLayout = SwizzledTile8<kKeys, kDv>>
 __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_smem, int tid, int threads,
                                                  int valid_keys = kKeys) {
-  using V = SwizzledTile8<kKeys, kDv>;
+  using V = VLayout;
   using VT = SwizzledTile8<kDv, kKeys>;
   constexpr int kKeyQuads = kKeys / 4;
   for (int u = tid; u < kKeyQuads * (kDv / 4); u += threads) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace flashseek::sm90 {
 
@@ -17,6 +18,7 @@ struct SwizzledTile {
   static constexpr int kColumnBlockBytes = kRows * kRowBytes;
   static constexpr int kBytes = kColumnBlocks * kColumnBlockBytes;
   static constexpr int kChunksPerRow = kCols / 8;  // 16-byte chunks
+  static constexpr int kSwizzleBytes = 128;
 
   // Byte offset of 16-byte chunk `chunk` (column chunk*8) of row `row`.
   __host__ __device__ static constexpr uint32_t chunk_offset(int row, int chunk) {
@@ -28,5 +30,31 @@ struct SwizzledTile {
     return chunk_offset(row, col >> 3) + ((col & 7) << 1);
   }
 };
+
+// The 64-byte-swizzled tile (wgmma layout type 2, TMA CU_TENSOR_MAP_SWIZZLE_64B): rows of 32 16-bit elements
+// (64 e4m3 values: the d64 native e4m3 tiles), 8-row atoms of 512 bytes; the 16-byte chunk c (0..3) of row r lives
+// at chunk position c ^ ((r / 2) % 4). The interface of SwizzledTile (one column block) so that the producers and
+// the consumer take either; K-major only (Q, K and the raw V rows).
+template <int kRows, int kCols>
+struct SwizzledTile64 {
+  static_assert(kCols == 32, "64-byte rows");
+  static_assert(kRows % 8 == 0, "tiles hold whole 8-row swizzle atoms");
+  static constexpr int kRowBytes = 64;
+  static constexpr int kColumnBlocks = 1;
+  static constexpr int kColumnBlockBytes = kRows * kRowBytes;
+  static constexpr int kBytes = kColumnBlockBytes;
+  static constexpr int kChunksPerRow = 4;
+  static constexpr int kSwizzleBytes = 64;
+  __host__ __device__ static constexpr uint32_t chunk_offset(int row, int chunk) {
+    return static_cast<uint32_t>(row * kRowBytes + ((chunk ^ ((row >> 1) & 3)) << 4));
+  }
+  __host__ __device__ static constexpr uint32_t element_offset(int row, int col) {
+    return chunk_offset(row, col >> 3) + ((col & 7) << 1);
+  }
+};
+
+// The tile a 16-bit column count takes: 64-byte rows for 32 columns, the 128-byte swizzle otherwise.
+template <int kRows, int kCols>
+using SwizzledTileFor = std::conditional_t<kCols == 32, SwizzledTile64<kRows, 32>, SwizzledTile<kRows, kCols>>;
 
 }  // namespace flashseek::sm90
