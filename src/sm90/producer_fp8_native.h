@@ -90,9 +90,14 @@ struct ProducerFp8Native {
           // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
           transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
         } else if constexpr (Traits::kDv == 64) {
-          // 64-byte raw V rows (64-byte swizzle); the generic lane mapping (d64's block is half d128's bytes).
-          transpose_v_e4m3<Traits::kBlockN, Traits::kDv, SwizzledTile8Sw64<Traits::kBlockN>>(raw_tile, vt_tile, tid,
-                                                                                          kThreads, valid_keys);
+          // 64-byte raw V rows (64-byte swizzle); the generic lane mapping (d64's block is half d128's bytes), full
+          // blocks at constant offsets.
+          using RawLayout = SwizzledTile8Sw64<Traits::kBlockN>;
+          if (valid_keys >= Traits::kBlockN && !keyed) {
+            transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout>(raw_tile, vt_tile, tid);
+          } else {
+            transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout>(raw_tile, vt_tile, tid, kThreads, valid_keys);
+          }
         } else {
           transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
         }

@@ -8,6 +8,7 @@
 // (V^T rows are keys).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 #include <cuda_fp8.h>
 
@@ -109,15 +110,23 @@ __global__ void qk_sw64_kernel(const uint8_t* q, const uint8_t* k, float* s_out)
 // terms (pack_p_e4m3_split, two wgmmas per step), else one (pack_p_e4m3).
 // kMappedKeys > 0: V^T by transpose_v_e4m3_128 (the bank-conflict-free lane mapping; 128 x 128 only) with that many
 // valid keys (128: the full block's constant-offset path; fewer: the last block's path, which zeroes the rest).
+// kN 64: V on the 64-byte swizzle (the d64 native raw layout), transposed by transpose_v_e4m3_full when every key is
+// valid (kMappedKeys 0 or kK), else by the generic per-key path with kMappedKeys valid keys.
 template <int kK, int kN, bool kSplit = false, int kMappedKeys = 0>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
-  using VTile = SwizzledTile8<kK, kN>;
+  using VTile = std::conditional_t<kN == 64, SwizzledTile8Sw64<kK>, SwizzledTile8<kK, kN>>;
   using VtTile = SwizzledTile8<kN, kK>;
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t v_base = smem_addr(smem), vt_base = v_base + VTile::kBytes;
   fill_tile<VTile>(v_base, v, kK, kN);
   __syncthreads();
-  if constexpr (kMappedKeys > 0) {
+  if constexpr (kN == 64) {
+    if constexpr (kMappedKeys == 0 || kMappedKeys == kK) {
+      transpose_v_e4m3_full<kK, kN, VTile>(v_base, vt_base, threadIdx.x);
+    } else {
+      transpose_v_e4m3<kK, kN, VTile>(v_base, vt_base, threadIdx.x, blockDim.x, kMappedKeys);
+    }
+  } else if constexpr (kMappedKeys > 0) {
     static_assert(kK == 128 && kN == 128, "the lane mapping covers 128 x 128");
     transpose_v_e4m3_128<2>(v_base, vt_base, threadIdx.x, kMappedKeys);
   } else {
@@ -238,7 +247,7 @@ std::vector<float> run_pv(Kernel kernel, const std::vector<float>& p, const std:
   float* d_o = nullptr;
   PRIM_CHECK(cudaMalloc(&d_o, 64 * kN * sizeof(float)));
   PRIM_CHECK(cudaMemset(d_o, 0xff, 64 * kN * sizeof(float)));
-  const int smem = SwizzledTile8<kK, kN>::kBytes + SwizzledTile8<kN, kK>::kBytes;
+  const int smem = 2 * kK * kN;  // V and V^T, one byte a value
   PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(dp, dv, d_o);
   PRIM_CHECK(cudaGetLastError());
@@ -265,7 +274,7 @@ bool check_pv() {
   const double max_abs_sum = ref.max_abs_sum;
   char name[96];
   std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s, %d valid keys", kN, kK / 32,
-                kMappedKeys > 0 ? " (lane-mapped transpose)" : "", valid);
+                kN == 64 ? " (64-byte raw V)" : kMappedKeys > 0 ? " (lane-mapped transpose)" : "", valid);
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
@@ -316,7 +325,8 @@ int main() {
   require_hopper_or_skip();
   // Head dims 128 and 256 on the 128-byte swizzle; 64 on the 64-byte swizzle.
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
-  ok &= check_qk<64, 128, true>() & check_qk<64, 64, true>();  // d64 native layout (not yet in a kernel)
+  ok &= check_qk<64, 128, true>() & check_qk<64, 64, true>();  // d64 native layout
+  ok &= check_pv<128, 64>() & check_pv<128, 64, 100>();          // d64: 64-byte raw V, full and last-block paths
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
   ok &= check_pv<128, 128, 128>() & check_pv<128, 128, 100>() & check_pv<128, 128, 1>();

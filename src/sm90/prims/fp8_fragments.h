@@ -147,7 +147,36 @@ __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_sm
 // q = 4 (e | ((B >> 1) ^ ((i >> 1) & 1)) << 1 | (i >> 2) << 2) + D and head-dim quad m = 4 ((e ^ (i & 1)) | w << 1) + B:
 // every (q, m) once over the 4 warps' 32 passes, 128 load and 128 store wavefronts per block (docs/perf-log.md entry
 // 19). Word j (0..3) of a pass is key chunk_key(4q + j) of the load side and head-dim row 4m + j of the store side.
-struct TransposeMap128 {
+// Every bit of a transpose's load and store offsets is an XOR of bits of the thread index, the pass and the word (its
+// lane mapping, chunk_key and the swizzles are bit permutations and XORs), so offset(tid, i, j) =
+// offset(tid, 0, 0) ^ offset(0, i, j), offset(0, 0, 0) = 0: one per-thread base and a compile-time constant per
+// word. Map gives load_offset and store_offset; kPasses passes of 128 threads. xor_affine checks every case.
+template <class Map, int kPasses>
+struct TransposeOffsets {
+  template <bool kStore>
+  __host__ __device__ static constexpr uint32_t offset(int tid, int i, int j) {
+    return kStore ? Map::store_offset(tid, i, j) : Map::load_offset(tid, i, j);
+  }
+  template <bool kStore>
+  __host__ __device__ static constexpr bool xor_affine() {
+    if (offset<kStore>(0, 0, 0) != 0) return false;
+    for (int tid = 0; tid < 128; ++tid)
+      for (int i = 0; i < kPasses; ++i)
+        for (int j = 0; j < 4; ++j)
+          if (offset<kStore>(tid, i, j) != (offset<kStore>(tid, 0, 0) ^ offset<kStore>(0, i, j))) return false;
+    return true;
+  }
+  // The bits a thread's base can set: a word's constant XORs into those (kept below 1024 where it can, so the XOR
+  // commutes with adding the 1024-aligned tile address) and adds everywhere else.
+  template <bool kStore>
+  __host__ __device__ static constexpr uint32_t thread_bits() {
+    uint32_t bits = 0;
+    for (int tid = 0; tid < 128; ++tid) bits |= offset<kStore>(tid, 0, 0);
+    return bits;
+  }
+};
+
+struct TransposeMap128 : TransposeOffsets<TransposeMap128, 8> {
   using Tile = SwizzledTile8<128, 128>;
   __host__ __device__ static constexpr int k0(int tid, int i) {
     const int lane = tid & 31, d = lane & 3, b = (lane >> 2) & 3, e = (lane >> 4) & 1;
@@ -166,42 +195,38 @@ struct TransposeMap128 {
   __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
     return Tile::byte_offset(n0(tid, i) + j, k0(tid, i));
   }
-  // Every bit of both offsets is an XOR of bits of tid, i and j (the lane mapping, chunk_key and the swizzle are
-  // bit permutations and XORs), so offset(tid, i, j) = offset(tid, 0, 0) ^ offset(0, i, j), offset(0, 0, 0) = 0:
-  // one per-thread base and a compile-time constant per word. Checked over every (tid, i, j) below.
-  template <bool kStore>
-  __host__ __device__ static constexpr uint32_t offset(int tid, int i, int j) {
-    return kStore ? store_offset(tid, i, j) : load_offset(tid, i, j);
-  }
-  template <bool kStore>
-  __host__ __device__ static constexpr bool xor_affine() {
-    if (offset<kStore>(0, 0, 0) != 0) return false;
-    for (int tid = 0; tid < 128; ++tid)
-      for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 4; ++j)
-          if (offset<kStore>(tid, i, j) != (offset<kStore>(tid, 0, 0) ^ offset<kStore>(0, i, j))) return false;
-    return true;
-  }
-  // The bits a thread's base can set: a word's constant XORs into those (kept below 1024 where it can, so the XOR
-  // commutes with adding the 1024-aligned tile address) and adds everywhere else.
-  template <bool kStore>
-  __host__ __device__ static constexpr uint32_t thread_bits() {
-    uint32_t bits = 0;
-    for (int tid = 0; tid < 128; ++tid) bits |= offset<kStore>(tid, 0, 0);
-    return bits;
-  }
 };
 static_assert(TransposeMap128::xor_affine<false>() && TransposeMap128::xor_affine<true>(),
               "transpose_v_e4m3_128's offsets are a per-thread base XOR a per-word constant");
+
+// The generic lane mapping of transpose_v_e4m3 (thread t's pass i takes unit u = t + 128 i: key quad u mod
+// kKeys / 4, head-dim quad u / (kKeys / 4)) as a TransposeOffsets map, for full blocks (transpose_v_e4m3_full).
+template <int kKeys, int kDv, class VLayout>
+struct TransposeMapGeneric : TransposeOffsets<TransposeMapGeneric<kKeys, kDv, VLayout>, kKeys * kDv / 16 / 128> {
+  static constexpr int kPasses = kKeys * kDv / 16 / 128;
+  static_assert(kPasses * 128 * 16 == kKeys * kDv, "whole passes of 128 threads");
+  using VT = SwizzledTile8<kDv, kKeys>;
+  __host__ __device__ static constexpr int k0(int tid, int i) { return 4 * ((tid + 128 * i) % (kKeys / 4)); }
+  __host__ __device__ static constexpr int n0(int tid, int i) { return 4 * ((tid + 128 * i) / (kKeys / 4)); }
+  __host__ __device__ static constexpr int key(int tid, int i, int j) {
+    return (k0(tid, i) & ~31) + chunk_key((k0(tid, i) & 31) + j);
+  }
+  __host__ __device__ static constexpr uint32_t load_offset(int tid, int i, int j) {
+    return VLayout::byte_offset(key(tid, i, j), n0(tid, i));
+  }
+  __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
+    return VT::byte_offset(n0(tid, i) + j, k0(tid, i));
+  }
+};
 
 // The address of word (i, j) on one side: tile + (base ^ c), c = offset(0, i, j), as
 // ((tile + (base ^ c_high)) ^ c_low) + c_add: c_add (bits no thread's base sets) becomes the instruction's
 // immediate, c_low (below 1024, where the 1024-aligned tile adds nothing) one LOP3, and tile + (base ^ c_high) takes
 // two values per side (bit 12 of the loads, bit 11 of the stores), computed once per block.
-template <bool kStore>
-__device__ __forceinline__ uint32_t transpose128_address(uint32_t tile, uint32_t base, int i, int j) {
-  constexpr uint32_t kThreadBits = TransposeMap128::thread_bits<kStore>();
-  const uint32_t c = TransposeMap128::offset<kStore>(0, i, j);
+template <bool kStore, class Map = TransposeMap128>
+__device__ __forceinline__ uint32_t transpose_address(uint32_t tile, uint32_t base, int i, int j) {
+  constexpr uint32_t kThreadBits = Map::template thread_bits<kStore>();
+  const uint32_t c = Map::template offset<kStore>(0, i, j);
   const uint32_t c_xor = c & kThreadBits, c_add = c & ~kThreadBits;
   const uint32_t c_high = c_xor & ~1023u, c_low = c_xor & 1023u;
   return ((tile + (base ^ c_high)) ^ c_low) + c_add;
@@ -238,7 +263,7 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
         for (int j = 0; j < 4; ++j) {
           asm volatile("ld.shared.b32 %0, [%1];\n"
                        : "=r"(r[x][j])
-                       : "r"(transpose128_address<false>(v_smem, load_base, i0 + x, j)));
+                       : "r"(transpose_address<false>(v_smem, load_base, i0 + x, j)));
         }
 #pragma unroll
       for (int x = 0; x < kBatch; ++x) {
@@ -246,7 +271,7 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
         transpose4(r[x], out);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose128_address<true>(vt_smem, store_base, i0 + x, j)),
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true>(vt_smem, store_base, i0 + x, j)),
                        "r"(out[j])
                        : "memory");
         }
@@ -279,6 +304,39 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + Map::store_offset(tid, i0 + x, j)), "r"(out[j])
                      : "memory");
       }
+    }
+  }
+}
+
+// transpose_v_e4m3 of a full block (every key valid) by 128 threads at constant offsets (TransposeMapGeneric; the
+// generic mapping's bank conflicts stay): about 20 instructions a unit instead of ~110. For the d64 native tiles
+// (64-byte raw V rows, entry 27).
+template <int kKeys, int kDv, class VLayout>
+__device__ __forceinline__ void transpose_v_e4m3_full(uint32_t v_smem, uint32_t vt_smem, int tid) {
+  using Map = TransposeMapGeneric<kKeys, kDv, VLayout>;
+  static_assert(Map::template xor_affine<false>() && Map::template xor_affine<true>(),
+                "the generic mapping's offsets are a per-thread base XOR a per-word constant");
+  const uint32_t load_base = Map::load_offset(tid, 0, 0), store_base = Map::store_offset(tid, 0, 0);
+#pragma unroll
+  for (int i = 0; i < Map::kPasses; ++i) {
+    uint32_t r[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      asm volatile("ld.shared.b32 %0, [%1];\n"
+                   : "=r"(r[j])
+                   : "r"(transpose_address<false, Map>(v_smem, load_base, i, j)));
+    }
+    const uint32_t t0 = __byte_perm(r[0], r[1], 0x5140);
+    const uint32_t t1 = __byte_perm(r[2], r[3], 0x5140);
+    const uint32_t t2 = __byte_perm(r[0], r[1], 0x7362);
+    const uint32_t t3 = __byte_perm(r[2], r[3], 0x7362);
+    const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632), __byte_perm(t2, t3, 0x5410),
+                             __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true, Map>(vt_smem, store_base, i, j)),
+                   "r"(out[j])
+                   : "memory");
     }
   }
 }
