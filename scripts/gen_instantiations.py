@@ -47,9 +47,9 @@ for d, v in DECODE_VARIANTS:
         f"template cudaError_t launch_attention_fwd<FwdKernelTraits<__nv_bfloat16, {d}, {d}, 64, false, {v}>>(\n"
         "    const FwdParams&, const KvTensorMaps&, int, int, cudaStream_t);\n"
         "}  // namespace flashseek::sm90\n")
-# Native e4m3 tiles (tile_table.h kFp8NativeTiles): d 128 and 64, bf16 out; P as two e4m3 terms (variant 200) or
-# one (201).
-for d in (128, 64):
+# Native e4m3 tiles (tile_table.h kFp8NativeTiles): d 128, 64 and 256, bf16 out; P as two e4m3 terms (variant 200)
+# or one (201).
+for d in (128, 64, 256):
     for block_m in BLOCK_M:
         for variant, tag in (("kFp8NativeVariant", ""), ("kFp8NativeOnePVariant", "_1p")):
             (root / f"fwd_e4m3native{tag}_d{d}_m{block_m}.cu").write_text(

@@ -185,7 +185,7 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 }
 
 // The native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) take a call whose padded
-// head dims are 128 / 128 or 64 / 64 (64-byte rows, the 64-byte swizzle) with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
+// head dims are 128 / 128, 64 / 64 (64-byte rows, the 64-byte swizzle) or 256 / 256 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
 // whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
 // every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
@@ -193,7 +193,8 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
       p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded ||
-      (plan.head_dim_padded != 128 && plan.head_dim_padded != 64) || p.head_dim % 16 != 0 ||
+      (plan.head_dim_padded != 128 && plan.head_dim_padded != 64 && plan.head_dim_padded != 256) ||
+      p.head_dim % 16 != 0 ||
       p.head_dim_v % 16 != 0) {
     return 0;
   }

@@ -108,6 +108,11 @@ constexpr TileShape kFp8NativeTiles[] = {
     // 120 KB; m64 4 + 4 x 16 + 4 x 8 + 8 = 108 KB.
     {64, 64, 128, 128, 4, true, 4, 1, true},
     {64, 64, 64, 128, 4, true, 4, 1, true},
+    // d256 (entry 28, not yet run on a GPU): block_n 64 as the converting d256 tiles, so V^T rows are 64 keys (the
+    // 64-byte swizzle); S 32 + P 2 x 8 + O 128 words per consumer thread. m128 32 + 2 x 16 + 2 x 16 + 3 x 16 + 64 =
+    // 208 KB; m64 16 + 3 x 16 + 3 x 16 + 4 x 16 + 32 = 208 KB.
+    {256, 256, 128, 64, 2, true, 3, 1, true},
+    {256, 256, 64, 64, 3, true, 4, 1, true},
 };
 
 constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {

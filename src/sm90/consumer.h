@@ -50,10 +50,21 @@ struct Consumer {
   static constexpr int kPvSteps = kNative ? kN / 32 : kN / 16;
   // P*V step kk's B operand: 16-bit V is MN-major (16 key rows per step); native V^T is K-major (32 key bytes per
   // step, four to a 128-byte row, then the next column block).
+  // Native V^T rows are the block's keys: 128 bytes (block_n 128), or 64 on the 64-byte swizzle (d256's block_n 64).
+  static constexpr int kPvStepsPerRow = Traits::VTile::kRowBytes / 32;
   __host__ __device__ static constexpr uint32_t pv_step_offset(int kk) {
-    return kNative ? (kk / 4) * Traits::VTile::kColumnBlockBytes + (kk % 4) * 32 : kk * 16 * Traits::VTile::kRowBytes;
+    return kNative ? (kk / kPvStepsPerRow) * Traits::VTile::kColumnBlockBytes + (kk % kPvStepsPerRow) * 32
+                   : kk * 16 * Traits::VTile::kRowBytes;
   }
   static constexpr uint32_t kPvLeadingBytes = kNative ? 16 : Traits::VTile::kColumnBlockBytes;
+  // P*V's B operand at `addr`: V (MN-major, 128-byte swizzle) or V^T (K-major, its tile's swizzle).
+  __device__ __forceinline__ static uint64_t pv_desc(uint32_t addr) {
+    if constexpr (Traits::VTile::kSwizzleBytes == 64) {
+      return make_smem_desc_sw64(addr, kPvLeadingBytes, 512);
+    } else {
+      return make_smem_desc_sw128(addr, kPvLeadingBytes, 1024);
+    }
+  }
   // QK^T steps per row of Q and K: 4 on 128-byte rows, 2 on the 64-byte rows of the d64 native tiles.
   static constexpr int kQkStepsPerRow = Traits::QTile::kRowBytes / 32;
   static_assert(Traits::QTile::kSwizzleBytes == Traits::KTile::kSwizzleBytes, "Q and K share a layout");
@@ -94,7 +105,7 @@ struct Consumer {
   __device__ __forceinline__ static DescBases make_desc_bases(uint32_t smem_base, int wg) {
     const uint64_t q = qk_desc(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes);
     const uint64_t k = qk_desc(smem_base + Traits::kKOffset);
-    const uint64_t v = make_smem_desc_sw128(smem_base + Traits::kVOffset, kPvLeadingBytes, 1024);
+    const uint64_t v = pv_desc(smem_base + Traits::kVOffset);
     return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
                      static_cast<uint32_t>(q >> 32), static_cast<uint32_t>(v >> 32)};
   }
@@ -140,7 +151,7 @@ struct Consumer {
     const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      const uint64_t desc_b = make_smem_desc_sw128(v_tile + pv_step_offset(kk), kPvLeadingBytes, 1024);
+      const uint64_t desc_b = pv_desc(v_tile + pv_step_offset(kk));
       pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
     }
   }

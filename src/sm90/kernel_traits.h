@@ -105,7 +105,7 @@ struct FwdKernelTraits {
   using QTile = SwizzledTileFor<kBlockM, kD * kElementBytes / 2>;
   using KTile = SwizzledTileFor<kBlockN, kD * kElementBytes / 2>;
   // The tile P*V reads: V (keys x dv, MN-major) for 16-bit, V^T (dv x keys, K-major) for native e4m3.
-  using VTile = std::conditional_t<kFp8Native, SwizzledTile<kDv, kBlockN / 2>, SwizzledTile<kBlockN, kDv>>;
+  using VTile = std::conditional_t<kFp8Native, SwizzledTileFor<kDv, kBlockN / 2>, SwizzledTile<kBlockN, kDv>>;
   // Native e4m3: V as it arrives (keys x dv bytes); a placeholder for the others.
   using VRawTile = std::conditional_t<kFp8Native, SwizzledTileFor<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
   using OTile = SwizzledTile<kBlockM, kDv>;        // the output staged for the 16-byte stores

@@ -105,7 +105,7 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
                 : dispatch_head_dims<Element, false>(d, dv, block_m, l);
 }
 
-// Native e4m3 tiles (q, k and v e4m3, d 128 and 64; tile_table.h kFp8NativeTiles): bf16 out.
+// Native e4m3 tiles (q, k and v e4m3, d 128, 64 and 256; tile_table.h kFp8NativeTiles): bf16 out.
 template <int kD, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
   return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kD, 64, true, kVariant>>(l)
@@ -124,6 +124,7 @@ cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Laun
   if (d != dv) return cudaErrorInvalidValue;
   if (d == 128) return launch_fp8_native_d<128>(block_m, one_p, l);
   if (d == 64) return launch_fp8_native_d<64>(block_m, one_p, l);
+  if (d == 256) return launch_fp8_native_d<256>(block_m, one_p, l);
   return cudaErrorInvalidValue;
 }
 

@@ -89,17 +89,23 @@ struct ProducerFp8Native {
         if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
           // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
           transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
-        } else if constexpr (Traits::kDv == 64) {
-          // 64-byte raw V rows (64-byte swizzle); the generic lane mapping (d64's block is half d128's bytes), full
-          // blocks at constant offsets.
-          using RawLayout = SwizzledTile8Sw64<Traits::kBlockN>;
-          if (valid_keys >= Traits::kBlockN && !keyed) {
-            transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout>(raw_tile, vt_tile, tid);
-          } else {
-            transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout>(raw_tile, vt_tile, tid, kThreads, valid_keys);
-          }
         } else {
-          transpose_v_e4m3<Traits::kBlockN, Traits::kDv>(raw_tile, vt_tile, tid, kThreads, valid_keys);
+          // The generic lane mapping: 64-byte raw V rows (d64) or 64-byte V^T rows (d256's block_n 64) take the
+          // 64-byte swizzle; full blocks at constant offsets, the last block per key.
+          using RawLayout = std::conditional_t<Traits::kDv == 64, SwizzledTile8Sw64<Traits::kBlockN>,
+                                               SwizzledTile8<Traits::kBlockN, Traits::kDv>>;
+          using VtLayout = std::conditional_t<Traits::kBlockN == 64, SwizzledTile8Sw64<Traits::kDv>,
+                                              SwizzledTile8<Traits::kDv, Traits::kBlockN>>;
+          // The constant-offset path unrolls every pass: at d256 (8 passes) beside two consumer warpgroups the
+          // producer's 40 registers spilled, so it keeps the per-key path there (a rolled constant-offset loop is
+          // the next step, entry 28).
+          constexpr bool kFullPath = Traits::kBlockN * Traits::kDv / 16 / 128 <= 4 || !Traits::kReallocateRegisters;
+          if (kFullPath && valid_keys >= Traits::kBlockN && !keyed) {
+            transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid);
+          } else {
+            transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid, kThreads,
+                                                                                 valid_keys);
+          }
         }
         fence_proxy_async_shared();
         mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));

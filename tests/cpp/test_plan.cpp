@@ -224,8 +224,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   for (const TileShape& t : kFp8NativeTiles) {
     EXPECT_TRUE(t.fp8_native && t.fp8_kv);
     EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
-    EXPECT_TRUE(t.head_dim == 128 || t.head_dim == 64);  // 128-byte rows, or 64-byte rows on the 64-byte swizzle
-    EXPECT_EQ(t.block_n % 128, 0);  // V^T rows are keys: whole 128-byte rows
+    // 128-byte rows, or 64-byte rows on the 64-byte swizzle (Q, K and raw V at d64; V^T at block_n 64)
+    EXPECT_TRUE(t.head_dim == 128 || t.head_dim == 64 || t.head_dim == 256);
+    EXPECT_TRUE(t.block_n == 128 || t.block_n == 64);  // V^T rows are keys
     EXPECT_GE(t.raw_stages, 2);
     // Q (e4m3) + stages x (K + V^T) + raw V stages + row offsets + the 16-bit O staging tile + barriers.
     const int smem = t.block_m * t.head_dim + t.stages * 2 * t.block_n * t.head_dim +
@@ -235,7 +236,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   }
   EXPECT_EQ(fp8_native_tile(128, 128, 128).block_m, 128);
   EXPECT_EQ(fp8_native_tile(128, 128, 64).block_m, 64);
-  EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 0);
+  EXPECT_EQ(fp8_native_tile(256, 256, 64).block_m, 64);
+  EXPECT_EQ(fp8_native_tile(192, 192, 64).block_m, 0);
   EXPECT_EQ(fp8_native_tile(64, 64, 128).block_m, 128);
   EXPECT_EQ(fp8_native_tile(64, 64, 64).block_m, 64);
   EXPECT_TRUE(Experiment::parse("fp8-native").fp8_native);

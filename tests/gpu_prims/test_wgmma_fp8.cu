@@ -112,19 +112,20 @@ __global__ void qk_sw64_kernel(const uint8_t* q, const uint8_t* k, float* s_out)
 // valid keys (128: the full block's constant-offset path; fewer: the last block's path, which zeroes the rest).
 // kN 64: V on the 64-byte swizzle (the d64 native raw layout), transposed by transpose_v_e4m3_full when every key is
 // valid (kMappedKeys 0 or kK), else by the generic per-key path with kMappedKeys valid keys.
+// kK 64: V^T rows of 64 keys on the 64-byte swizzle (the d256 native tiles' block_n 64), transposed as kN 64's.
 template <int kK, int kN, bool kSplit = false, int kMappedKeys = 0>
 __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   using VTile = std::conditional_t<kN == 64, SwizzledTile8Sw64<kK>, SwizzledTile8<kK, kN>>;
-  using VtTile = SwizzledTile8<kN, kK>;
+  using VtTile = std::conditional_t<kK == 64, SwizzledTile8Sw64<kN>, SwizzledTile8<kN, kK>>;
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t v_base = smem_addr(smem), vt_base = v_base + VTile::kBytes;
   fill_tile<VTile>(v_base, v, kK, kN);
   __syncthreads();
-  if constexpr (kN == 64) {
+  if constexpr (kN == 64 || kK == 64) {
     if constexpr (kMappedKeys == 0 || kMappedKeys == kK) {
-      transpose_v_e4m3_full<kK, kN, VTile>(v_base, vt_base, threadIdx.x);
+      transpose_v_e4m3_full<kK, kN, VTile, VtTile>(v_base, vt_base, threadIdx.x);
     } else {
-      transpose_v_e4m3<kK, kN, VTile>(v_base, vt_base, threadIdx.x, blockDim.x, kMappedKeys);
+      transpose_v_e4m3<kK, kN, VTile, VtTile>(v_base, vt_base, threadIdx.x, blockDim.x, kMappedKeys);
     }
   } else if constexpr (kMappedKeys > 0) {
     static_assert(kK == 128 && kN == 128, "the lane mapping covers 128 x 128");
@@ -160,8 +161,12 @@ __global__ void pv_kernel(const float* p, const uint8_t* v, float* o) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kK / 32; ++kk) {
-    const uint64_t db =
-        make_smem_desc_sw128(vt_base + (kk / 4) * VtTile::kColumnBlockBytes + (kk % 4) * 32, 16, 1024);
+    uint64_t db;
+    if constexpr (kK == 64) {
+      db = make_smem_desc_sw64(vt_base + kk * 32, 16, 512);  // one 64-byte row: two 32-key steps
+    } else {
+      db = make_smem_desc_sw128(vt_base + (kk / 4) * VtTile::kColumnBlockBytes + (kk % 4) * 32, 16, 1024);
+    }
     WgmmaRS<__nv_fp8_e4m3, kN>::run(acc, a[kk], db, kk > 0 ? 1 : 0);
     if constexpr (kSplit) WgmmaRS<__nv_fp8_e4m3, kN>::run(acc, lo[kk], db, 1);
   }
@@ -274,7 +279,11 @@ bool check_pv() {
   const double max_abs_sum = ref.max_abs_sum;
   char name[96];
   std::snprintf(name, sizeof(name), "wgmma RS e4m3 P V^T m64n%dk32 x %d steps%s, %d valid keys", kN, kK / 32,
-                kN == 64 ? " (64-byte raw V)" : kMappedKeys > 0 ? " (lane-mapped transpose)" : "", valid);
+                kN == 64   ? " (64-byte raw V)"
+                : kK == 64 ? " (64-byte V^T rows)"
+                : kMappedKeys > 0 ? " (lane-mapped transpose)"
+                                  : "",
+                valid);
   return all_close(got, want, e4m3_accumulation_tolerance(max_abs_sum), name);
 }
 
@@ -327,6 +336,8 @@ int main() {
   bool ok = check_qk<128, 128>() & check_qk<256, 128>() & check_qk<128, 64>() & check_qk<128, 256>();
   ok &= check_qk<64, 128, true>() & check_qk<64, 64, true>();  // d64 native layout
   ok &= check_pv<128, 64>() & check_pv<128, 64, 100>();          // d64: 64-byte raw V, full and last-block paths
+  ok &= check_pv<64, 256>() & check_pv<64, 256, 40>();           // d256: 64-key V^T rows on the 64-byte swizzle
+  ok &= check_qk<256, 64>();                                     // d256: S over 64-key blocks
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
   ok &= check_pv<128, 128, 128>() & check_pv<128, 128, 100>() & check_pv<128, 128, 1>();

@@ -109,11 +109,11 @@ __device__ __forceinline__ void pack_p_e4m3_split(const float (&s)[kSRegs], int 
 // Keys from `valid_keys` on are written as zeros (rows past a sequence's end hold another sequence's or unused
 // slots' values, NaN included, and P = 0 times NaN would still be NaN). VLayout: V's tile (SwizzledTile8, or
 // SwizzledTile8Sw64 for the 64-byte rows of d64).
-template <int kKeys, int kDv, class VLayout = SwizzledTile8<kKeys, kDv>>
+template <int kKeys, int kDv, class VLayout = SwizzledTile8<kKeys, kDv>, class VTLayout = SwizzledTile8<kDv, kKeys>>
 __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_smem, int tid, int threads,
                                                  int valid_keys = kKeys) {
   using V = VLayout;
-  using VT = SwizzledTile8<kDv, kKeys>;
+  using VT = VTLayout;
   constexpr int kKeyQuads = kKeys / 4;
   for (int u = tid; u < kKeyQuads * (kDv / 4); u += threads) {
     const int quad = u % kKeyQuads;  // k = 4 quad .. 4 quad + 3
@@ -201,11 +201,12 @@ static_assert(TransposeMap128::xor_affine<false>() && TransposeMap128::xor_affin
 
 // The generic lane mapping of transpose_v_e4m3 (thread t's pass i takes unit u = t + 128 i: key quad u mod
 // kKeys / 4, head-dim quad u / (kKeys / 4)) as a TransposeOffsets map, for full blocks (transpose_v_e4m3_full).
-template <int kKeys, int kDv, class VLayout>
-struct TransposeMapGeneric : TransposeOffsets<TransposeMapGeneric<kKeys, kDv, VLayout>, kKeys * kDv / 16 / 128> {
+template <int kKeys, int kDv, class VLayout, class VTLayout = SwizzledTile8<kDv, kKeys>>
+struct TransposeMapGeneric
+    : TransposeOffsets<TransposeMapGeneric<kKeys, kDv, VLayout, VTLayout>, kKeys * kDv / 16 / 128> {
   static constexpr int kPasses = kKeys * kDv / 16 / 128;
   static_assert(kPasses * 128 * 16 == kKeys * kDv, "whole passes of 128 threads");
-  using VT = SwizzledTile8<kDv, kKeys>;
+  using VT = VTLayout;
   __host__ __device__ static constexpr int k0(int tid, int i) { return 4 * ((tid + 128 * i) % (kKeys / 4)); }
   __host__ __device__ static constexpr int n0(int tid, int i) { return 4 * ((tid + 128 * i) / (kKeys / 4)); }
   __host__ __device__ static constexpr int key(int tid, int i, int j) {
@@ -311,9 +312,9 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
 // transpose_v_e4m3 of a full block (every key valid) by 128 threads at constant offsets (TransposeMapGeneric; the
 // generic mapping's bank conflicts stay): about 20 instructions a unit instead of ~110. For the d64 native tiles
 // (64-byte raw V rows, entry 27).
-template <int kKeys, int kDv, class VLayout>
+template <int kKeys, int kDv, class VLayout, class VTLayout = SwizzledTile8<kDv, kKeys>>
 __device__ __forceinline__ void transpose_v_e4m3_full(uint32_t v_smem, uint32_t vt_smem, int tid) {
-  using Map = TransposeMapGeneric<kKeys, kDv, VLayout>;
+  using Map = TransposeMapGeneric<kKeys, kDv, VLayout, VTLayout>;
   static_assert(Map::template xor_affine<false>() && Map::template xor_affine<true>(),
                 "the generic mapping's offsets are a per-thread base XOR a per-word constant");
   const uint32_t load_base = Map::load_offset(tid, 0, 0), store_base = Map::store_offset(tid, 0, 0);
