@@ -253,6 +253,13 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
     out[2] = __byte_perm(t2, t3, 0x5410);
     out[3] = __byte_perm(t2, t3, 0x7632);
   };
+  // One unit's transpose and its four stores, word j to addr[j].
+  auto transpose_and_store = [&](const uint32_t (&r)[4], const uint32_t (&addr)[4]) {
+    uint32_t out[4];
+    transpose4(r, out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr[j]), "r"(out[j]) : "memory");
+  };
   if (valid_keys >= 128 && !keyed) {
     const uint32_t load_base = Map::load_offset(tid, 0, 0), store_base = Map::store_offset(tid, 0, 0);
 #pragma unroll
@@ -268,14 +275,10 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
         }
 #pragma unroll
       for (int x = 0; x < kBatch; ++x) {
-        uint32_t out[4];
-        transpose4(r[x], out);
+        uint32_t addr[4];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true>(vt_smem, store_base, i0 + x, j)),
-                       "r"(out[j])
-                       : "memory");
-        }
+        for (int j = 0; j < 4; ++j) addr[j] = transpose_address<true>(vt_smem, store_base, i0 + x, j);
+        transpose_and_store(r[x], addr);
       }
     }
     return;
@@ -298,13 +301,10 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
     }
 #pragma unroll
     for (int x = 0; x < kBatch; ++x) {
-      uint32_t out[4];
-      transpose4(r[x], out);
+      uint32_t addr[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(vt_smem + Map::store_offset(tid, i0 + x, j)), "r"(out[j])
-                     : "memory");
-      }
+      for (int j = 0; j < 4; ++j) addr[j] = vt_smem + Map::store_offset(tid, i0 + x, j);
+      transpose_and_store(r[x], addr);
     }
   }
 }
