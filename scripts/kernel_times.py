@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Per-kernel device time of one grid scenario's call (torch.profiler / CUPTI): which kernels a call launches, how
+long each runs and the idle gap between them, with a cold L2 before each call as the evaluator has. The
+evaluator's events time the whole call; this says where inside it the time goes (split kernel, combine, gaps).
+FLASHSEEK_EXPERIMENT is read by the library as usual.
+  python3 scripts/kernel_times.py SCENARIO [SCENARIO ...] [--calls 20]"""
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from flashseek.testing.grid import grid
+from flashseek.testing.inputs import make_inputs
+from flashseek.testing.run import prepare_call
+
+
+def kernel_events(prof):
+    return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                  key=lambda e: e.time_range.start)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="+")
+    ap.add_argument("--calls", type=int, default=20)
+    args = ap.parse_args()
+    scenarios = {s.name: s for s in grid("all")}
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    for name in args.names:
+        if name not in scenarios:
+            print(f"no scenario {name!r}")
+            continue
+        s = scenarios[name]
+        call = prepare_call(s, make_inputs(s, "cuda", seed=1234))
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        per_kernel = defaultdict(list)
+        spans, gaps = [], []
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(args.calls):
+                flush.zero_()
+                torch.cuda._sleep(200_000)  # the host enqueues the call while the GPU is busy, as the evaluator
+                torch.cuda.synchronize()
+                call()
+                torch.cuda.synchronize()
+        skip = ("sleep", "elementwise", "fill")  # the L2 flush and the busy wait, not the call's
+        events = [e for e in kernel_events(prof) if not any(w in e.name.lower() for w in skip)]
+        # Group the kernels of one call: consecutive events closer than 1 ms.
+        groups, cur = [], []
+        for e in events:
+            if cur and e.time_range.start - cur[-1].time_range.end > 1000:
+                groups.append(cur)
+                cur = []
+            cur.append(e)
+        if cur:
+            groups.append(cur)
+        for g in groups:
+            spans.append(g[-1].time_range.end - g[0].time_range.start)
+            for i, e in enumerate(g):
+                per_kernel[(i, e.name[:90])].append(e.time_range.end - e.time_range.start)
+                if i:
+                    gaps.append(e.time_range.start - g[i - 1].time_range.end)
+        print(f"== {name}: {len(groups)} calls, span median {statistics.median(spans):.1f} us"
+              + (f", gap median {statistics.median(gaps):.1f} us" if gaps else ""))
+        for (i, kname), ts in sorted(per_kernel.items()):
+            print(f"   #{i} {statistics.median(ts):8.1f} us  (n {len(ts)})  {kname}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
