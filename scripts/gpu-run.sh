@@ -78,17 +78,13 @@ for step in "$@"; do
   echo "=== $step"
   run_step "$step"
 done
-# At most 8 files come back from a call (session 6 lost an evaluator's results.json to that limit): each folder
-# under $OUT (an evaluator's --out) goes back as one <folder>.tgz, and ncu's per-scenario files as ncu.tgz (without
-# the .ncu-rep reports, which are too large to come back).
-for d in "$OUT"/*/; do
-  [ -d "$d" ] || continue
-  name=$(basename "$d")
-  tar czf "$OUT/$name.tgz" -C "$OUT" "$name" && rm -rf "$d"
-done
-if compgen -G "$OUT/ncu_*" >/dev/null; then
-  rm -f "$OUT"/ncu_*.ncu-rep
-  (cd "$OUT" && tar czf ncu.tgz ncu_* && rm -f ncu_*)
+# At most 8 files come back from a call (sessions 6 and 7 lost outputs to that limit): every folder under $OUT (an
+# evaluator's --out) and ncu's per-scenario files (without the .ncu-rep reports, too large to come back) go into one
+# outputs.tgz; the step logs stay plain files.
+if compgen -G "$OUT/ncu_*" >/dev/null; then rm -f "$OUT"/ncu_*.ncu-rep; fi
+packed=$(cd "$OUT" && for f in */ ncu_*; do [ -e "$f" ] && echo "${f%/}"; done)
+if [ -n "$packed" ]; then
+  (cd "$OUT" && tar czf outputs.tgz $packed && rm -rf $packed)
 fi
 ls "$OUT"
 exit $status

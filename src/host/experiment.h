@@ -2,9 +2,12 @@
 // read once per process. Unset or empty: the defaults (the measured or predicted best). docs/perf-log.md lists
 // the tokens and what each one measured.
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
-//   pdl          combine launched as a programmatic dependent of the forward kernel
+//   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
+//                which hides the second launch: -3..-5% on split small decodes, entry 29); pdl: the default
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
+//   splits=N     N splits where the heuristic would consider splitting (within the caller's bound and the key
+//                blocks, rounded down to a count that leaves no split empty): the split sweep's switch
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
 //   no-cta2      keep the one-CTA decode tile where the planner would take two CTAs per SM (grids of 1.5 waves
 //                and more without splits, bf16 d128; plan.cpp)
@@ -25,7 +28,8 @@
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
-//                FwdParams::kv_issue_warps; same bits); tma-warps=N: N = 1, 2 or 4 (two warps per tile)
+//                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
+//                tma-warps=N: N = 1, 2 or 4 everywhere
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
@@ -47,9 +51,10 @@ namespace flashseek {
 
 struct Experiment {
   bool combine_warp = false;
-  bool pdl = false;
+  bool pdl = true;
   bool split_fa = false;
   int split_cap = 0;     // 0: none
+  int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
@@ -58,7 +63,7 @@ struct Experiment {
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  int tma_issue_warps = 2;  // producer warps issuing TMA boxes: 1, 2 (default) or 4 (entry 26)
+  int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
@@ -82,8 +87,10 @@ struct Experiment {
       const std::string t = s.substr(pos, end - pos);
       if (t == "combine-warp") e.combine_warp = true;
       else if (t == "pdl") e.pdl = true;
+      else if (t == "no-pdl") e.pdl = false;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
+      else if (t.rfind("splits=", 0) == 0) e.split_force = std::atoi(t.c_str() + 7);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;

@@ -112,6 +112,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.head_dim_v = tile.head_dim_v;
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
+  split.forced = experiment.split_force;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's

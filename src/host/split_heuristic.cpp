@@ -48,6 +48,12 @@ int choose_num_splits(const SplitInputs& in) {
 
   int max_splits = in.requested > 1 ? std::min(in.requested, kMaxSplits) : 128;
   if (in.requested == 0 && in.cap > 0) max_splits = std::min(max_splits, in.cap);
+  if (in.forced > 0) {
+    // The smallest count with the forced count's blocks per split: no split is left empty.
+    const int s = std::min({in.forced, in.requested > 1 ? in.requested : kMaxSplits, n_blocks});
+    const int per_split = (n_blocks + s - 1) / s;
+    return (n_blocks + per_split - 1) / per_split;
+  }
   max_splits = std::min({max_splits, slots, n_blocks});
   if (max_splits <= 1) return 1;
   auto blocks_per_split = [&](int s) { return (n_blocks + s - 1) / s; };

@@ -19,6 +19,7 @@ struct SplitInputs {
   // Experiment switches (FLASHSEEK_EXPERIMENT): the FlashAttention rule, a cap, the per-CTA rate in GB/s.
   bool fa_rule = false;
   int cap = 0;
+  int forced = 0;  // n > 0: n splits whatever the model says (a sweep's A/B), within the bounds below
   int cta_rate_gbps = 0;
 };
 

@@ -123,6 +123,20 @@ TEST(SplitHeuristic, OneLongSequenceUsesAboutOneCtaPerSm) {
   EXPECT_LT(estimate_split_time_us(in, s), 0.5 * estimate_split_time_us(in, 16));
 }
 
+TEST(SplitHeuristic, ForcedCountKeepsEverySplitNonEmptyAndTheCallersBound) {
+  SplitInputs in = decode(8, 1, 1024, 0);  // 8 key blocks
+  in.forced = 6;                           // 2 blocks per split: 4 splits hold them all
+  EXPECT_EQ(choose_num_splits(in), 4);
+  in.forced = 3;  // 3 blocks per split: 3 splits
+  EXPECT_EQ(choose_num_splits(in), 3);
+  in.forced = 100;  // one block per split at most
+  EXPECT_EQ(choose_num_splits(in), 8);
+  in.requested = 2;  // the caller's bound
+  EXPECT_EQ(choose_num_splits(in), 2);
+  in.requested = 1;
+  EXPECT_EQ(choose_num_splits(in), 1);
+}
+
 TEST(SplitHeuristic, CapAndFlashAttentionRuleAreHonoured) {
   SplitInputs in = decode(1, 1, 131072, 0);
   in.cap = 32;
@@ -149,7 +163,11 @@ TEST(SplitHeuristic, ShortWorkDoesNotSplitFinerThanItPays) {
 
 TEST(Experiment, ParsesTokens) {
   const Experiment none = Experiment::parse(nullptr);
-  EXPECT_FALSE(none.combine_warp || none.pdl || none.split_fa);
+  EXPECT_FALSE(none.combine_warp || none.split_fa);
+  EXPECT_TRUE(none.pdl);  // the default since entry 29
+  EXPECT_FALSE(Experiment::parse("no-pdl").pdl);
+  EXPECT_EQ(none.split_force, 0);
+  EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
   EXPECT_EQ(none.loop_flags, -1);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
   EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
@@ -159,7 +177,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(Experiment::parse("split-fa,loop=1").loop_flags, 1);
   EXPECT_TRUE(none.fp8_copy16);  // the default since entry 11
   EXPECT_FALSE(none.fp8_skip_convert || none.fp8_skip_copy || none.cp_async_kv || none.fp8_keyed_transpose);
-  EXPECT_EQ(none.tma_issue_warps, 2);
+  EXPECT_EQ(none.tma_issue_warps, 0);  // per tile: 4 on the native e4m3 tiles, 2 elsewhere (run.cpp)
+  EXPECT_EQ(Experiment::parse("tma-warps=2").tma_issue_warps, 2);
   EXPECT_EQ(Experiment::parse("tma-one-warp").tma_issue_warps, 1);
   EXPECT_EQ(Experiment::parse("tma-warps=4").tma_issue_warps, 4);
   const Experiment f = Experiment::parse("fp8-cp8,fp8-nocvt,fp8-nocopy,cpasync,fp8n-keyed-transpose");
