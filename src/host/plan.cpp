@@ -113,6 +113,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
   split.forced = experiment.split_force;
+  split.model_v1 = experiment.split_model_v1;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's

@@ -7,11 +7,22 @@
 namespace flashseek {
 namespace {
 
-constexpr double kCtaRateGBps = 35.0;     // one CTA's K/V streaming rate (measured ~31 before the page ring)
-constexpr double kHbmGBps = 3800.0;       // what all SMs together read (measured ceiling 4208)
-constexpr double kCtaFixedUs = 2.0;       // Q load, first block-table and row-offset latencies, epilogue
-constexpr double kCombineLaunchUs = 2.5;  // second kernel: launch gap and its own latency chain
+// Fitted to scripts/split_sweep.py on the H200 (docs/perf-log.md entry 30: forced split counts 1-128 over 20
+// split-considered decodes, cold L2, graph replay).
+constexpr double kCtaRateGBps = 58.0;     // a lone CTA's K/V stream (two TMA issue warps; entry 26)
+constexpr double kHbmGBps = 4000.0;       // what all SMs together read on long streams
+constexpr double kSoftMinPower = 4.0;     // the per-CTA rate bends into the HBM share instead of a corner:
+                                          // 64 CTAs of one long stream measured 3.1 TB/s, 128 measured 3.8
+constexpr double kBlockMinUs = 0.85;      // a key block's consumer chain: d64 blocks stream no faster than this
+constexpr double kCtaFixedUs = 4.0;       // Q load, first block-table and row-offset latencies, epilogue
+constexpr double kCombineLaunchUs = 2.5;  // second kernel: launch gap (PDL hides part) and its latency chain
+constexpr double kCombineRowUs = 0.0024;  // the combine runs a CTA per row: 4096 rows took 12 us, 256 took 2.5
 constexpr double kCombineGBps = 3000.0;   // partials written by the splits and read by the combine
+
+// min(a, b), softened: (a^-p + b^-p)^(-1/p).
+double soft_min(double a, double b) {
+  return std::pow(std::pow(a, -kSoftMinPower) + std::pow(b, -kSoftMinPower), -1.0 / kSoftMinPower);
+}
 
 int n_blocks_of(const SplitInputs& in) {
   return in.block_n > 0 ? (in.max_seqlen_k + in.block_n - 1) / in.block_n : 0;
@@ -28,13 +39,17 @@ double estimate_split_time_us(const SplitInputs& in, int splits) {
   const long long ctas = tiles * splits;
   const long long waves = (ctas + slots - 1) / slots;
   const long long running = std::min<long long>(ctas, slots);
-  const double cta_rate = std::min(rate, kHbmGBps / static_cast<double>(running)) * 1e3;  // bytes per us
   const int blocks_per_split = (n_blocks + splits - 1) / splits;
-  double t = waves * (kCtaFixedUs + blocks_per_split * block_bytes / cta_rate);
-  if (splits > 1) {
-    const double rows = in.combine_rows > 0 ? static_cast<double>(in.combine_rows) : static_cast<double>(tiles);
-    t += kCombineLaunchUs + rows * splits * (in.head_dim_v + 1) * 4.0 * 2.0 / (kCombineGBps * 1e3);
+  const double rows = in.combine_rows > 0 ? static_cast<double>(in.combine_rows) : static_cast<double>(tiles);
+  const double partials_us = rows * splits * (in.head_dim_v + 1) * 4.0 * 2.0 / (kCombineGBps * 1e3);
+  if (in.model_v1) {  // entry 5's constants: 35 GB/s a CTA, a hard HBM corner, no per-row combine cost
+    const double v1_rate = (in.cta_rate_gbps > 0 ? in.cta_rate_gbps : 35.0);
+    const double cta_rate = std::min(v1_rate, 3800.0 / static_cast<double>(running)) * 1e3;
+    return waves * (2.0 + blocks_per_split * block_bytes / cta_rate) + (splits > 1 ? 2.5 + partials_us : 0.0);
   }
+  const double cta_rate = soft_min(rate, kHbmGBps / static_cast<double>(running)) * 1e3;  // bytes per us
+  double t = waves * (kCtaFixedUs + blocks_per_split * std::max(kBlockMinUs, block_bytes / cta_rate));
+  if (splits > 1) t += kCombineLaunchUs + rows * kCombineRowUs + partials_us;
   return t;
 }
 

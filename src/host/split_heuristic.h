@@ -19,6 +19,7 @@ struct SplitInputs {
   // Experiment switches (FLASHSEEK_EXPERIMENT): the FlashAttention rule, a cap, the per-CTA rate in GB/s.
   bool fa_rule = false;
   int cap = 0;
+  bool model_v1 = false;  // the model before entry 30's refit (an A/B switch)
   int forced = 0;  // n > 0: n splits whatever the model says (a sweep's A/B), within the bounds below
   int cta_rate_gbps = 0;
 };
@@ -30,11 +31,13 @@ constexpr int kMaxSplits = 256;
 // count whose wave efficiency is within 85% of the best (FlashAttention's rule). Either way each split keeps at
 // least one key block and the caller's upper bound holds.
 //
-// The model (microseconds): waves x (t_cta + blocks_per_split x block_bytes / rate) + combine, where a CTA
-// streams at min(the per-CTA rate, HBM bandwidth / CTAs running), t_cta is a CTA's fixed cost (Q, first block
-// table latency, epilogue) and combine = launch + the partials written and read once. A single CTA is far from
-// the chip's bandwidth (~30-50 GB/s against 4.2 TB/s), so one long sequence wants about one CTA per SM; the
-// combine's cost and each CTA's fixed cost stop it from splitting short work finer than pays.
+// The model (microseconds): waves x (t_cta + blocks_per_split x max(t_block, block_bytes / rate)) + combine, where
+// a CTA streams at the soft minimum of a lone CTA's rate and the HBM bandwidth's share per running CTA, t_cta is a
+// CTA's fixed cost (Q, first block-table latency, epilogue), t_block a key block's shortest consumer chain, and
+// combine = launch + a cost per combined row (a CTA each) + the partials written and read once. A lone CTA is far
+// from the chip's bandwidth (~60 GB/s against 4 TB/s), so one long sequence wants about one CTA per SM; the
+// combine's per-row cost keeps short work with many rows (a context-parallel GQA step, 8 sequences of 1k keys
+// at 8 KV heads) unsplit, where the sweep measured the split losing 5-28%.
 int choose_num_splits(const SplitInputs& in);
 
 // The model's estimate (microseconds) for `splits` splits; exposed for tests.

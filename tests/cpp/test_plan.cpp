@@ -123,6 +123,29 @@ TEST(SplitHeuristic, OneLongSequenceUsesAboutOneCtaPerSm) {
   EXPECT_LT(estimate_split_time_us(in, s), 0.5 * estimate_split_time_us(in, 16));
 }
 
+// The choices scripts/split_sweep.py measured best on the H200 (docs/perf-log.md entry 30).
+TEST(SplitHeuristic, ShortWorkWithManyCombineRowsStaysUnsplit) {
+  SplitInputs cp_gqa = decode(64, 1, 2048, 0);  // 64 sequences x 64 query heads on one KV head, 2k keys
+  cp_gqa.combine_rows = 64 * 64;                // split 2: 44.5 us, unsplit 34.8
+  EXPECT_EQ(choose_num_splits(cp_gqa), 1);
+  SplitInputs l8 = decode(8, 8, 1024, 0);  // L8 8q1s1k: split 2 24.0 us, unsplit 22.7
+  l8.combine_rows = 8 * 32;
+  EXPECT_EQ(choose_num_splits(l8), 1);
+  l8.model_v1 = true;  // the model before the refit split it in two
+  EXPECT_EQ(choose_num_splits(l8), 2);
+}
+
+TEST(SplitHeuristic, LongSequencesFillTheSms) {
+  SplitInputs l8 = decode(1, 8, 131072, 0);  // L8 q1s128k: 16 splits (128 CTAs) 148.7 us, 8 splits 173.7
+  l8.combine_rows = 32;
+  EXPECT_EQ(choose_num_splits(l8), 16);
+  SplitInputs oss = decode(64, 1, 4096, 0);  // OSSt8 64q1s4k, d64 blocks: split 2 37.0 us, unsplit 41.8
+  oss.kv_block_bytes = 128 * 128 * 2;
+  oss.head_dim_v = 64;
+  oss.combine_rows = 64 * 8;
+  EXPECT_EQ(choose_num_splits(oss), 2);
+}
+
 TEST(SplitHeuristic, ForcedCountKeepsEverySplitNonEmptyAndTheCallersBound) {
   SplitInputs in = decode(8, 1, 1024, 0);  // 8 key blocks
   in.forced = 6;                           // 2 blocks per split: 4 splits hold them all
@@ -168,6 +191,7 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(Experiment::parse("no-pdl").pdl);
   EXPECT_EQ(none.split_force, 0);
   EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
+  EXPECT_TRUE(Experiment::parse("split-model-v1").split_model_v1);
   EXPECT_EQ(none.loop_flags, -1);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
   EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
