@@ -113,7 +113,10 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
   split.forced = experiment.split_force;
-  split.model_v1 = experiment.split_model_v1;
+  // The refitted model (entry 30) was measured on the 64-row decode tiles only; on 128-row tiles of short varlen
+  // batches (a 1328-key sequence beside short prefills) it left the long sequence's lone CTA unsplit and lost
+  // 1.3-1.9x against the model before it, which those tiles keep (entry 30's grid A/B).
+  split.model_v1 = experiment.split_model_v1 || tile.block_m > 64;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   int splits = choose_num_splits(split);
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's

@@ -146,6 +146,28 @@ TEST(SplitHeuristic, LongSequencesFillTheSms) {
   EXPECT_EQ(choose_num_splits(oss), 2);
 }
 
+// The refitted model decides the 64-row decode tiles it was measured on; 128-row tiles keep the model before it.
+TEST(Plan, SplitModelByTileRows) {
+  SchedulerArgs decode_step;  // L8 8q1s1k: unsplit since the refit (entry 30)
+  decode_step.batch_size = 8;
+  decode_step.max_seqlen_q = 1;
+  decode_step.max_seqlen_k = 1024;
+  decode_step.num_heads_q = 32;
+  decode_step.num_heads_kv = 8;
+  decode_step.headdim = decode_step.headdim_v = 128;
+  EXPECT_EQ(make_plan(decode_step, DeviceInfo{}).num_splits, 1);
+  SchedulerArgs varlen = decode_step;  // operator S1: a 1328-key sequence beside a 129-query prefill
+  varlen.batch_size = 3;
+  varlen.max_seqlen_q = 129;
+  varlen.max_seqlen_k = 1328;
+  varlen.num_heads_q = 8;
+  varlen.num_heads_kv = 2;
+  varlen.causal = true;
+  const LaunchPlan plan = make_plan(varlen, DeviceInfo{});
+  EXPECT_EQ(plan.block_m, 128);
+  EXPECT_GT(plan.num_splits, 1);  // split 3: 22 us; unsplit 29.5 us (entry 30)
+}
+
 TEST(SplitHeuristic, ForcedCountKeepsEverySplitNonEmptyAndTheCallersBound) {
   SplitInputs in = decode(8, 1, 1024, 0);  // 8 key blocks
   in.forced = 6;                           // 2 blocks per split: 4 splits hold them all
