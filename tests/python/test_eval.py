@@ -163,3 +163,23 @@ def test_cli_without_kernels_exits_2(capsys, tmp_path):
     from flashseek.eval.cli import main
     assert main(["--quick", "--out", str(tmp_path)]) == 2
     assert "cannot run" in capsys.readouterr().err
+
+
+def test_merge_refuses_mixed_commits_unless_allowed(tmp_path):
+    from flashseek.eval import merge
+
+    recs = _records()
+    paths = []
+    for i, (sha, part) in enumerate([("new", recs[:2]), ("old", recs[1:])]):
+        doc = results_document(dict(META, git_sha=sha), part, stats.summarize(part))
+        paths.append(tmp_path / f"in{i}.json")
+        write_json(paths[-1], doc)
+    assert merge.main(["--out", str(tmp_path / "refused")] + [str(p) for p in paths]) == 2
+    assert merge.main(["--allow-commits", "--out", str(tmp_path / "out")] + [str(p) for p in paths]) == 0
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["git_sha"] == "new"
+    # the first input's record of a scenario wins; each record keeps the commit it was measured at
+    shas = {sc["name"]: sc["git_sha"] for sc in doc["scenarios"]}
+    assert shas == {recs[0]["name"]: "new", recs[1]["name"]: "new", recs[2]["name"]: "old", recs[3]["name"]: "old"}
+    assert [(m["git_sha"], m["records"]) for m in doc["merged_commits"]] == [("new", 2), ("old", 2)]
+    assert doc["summary"]["total"] == 4
