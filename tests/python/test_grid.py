@@ -7,14 +7,14 @@ from flashseek.testing import grid as g
 EXPECTED_PERF = {
     "prefill-dense": 24, "prefill-varlen": 10, "decode-paged": 35, "decode-splitkv": 16, "spec-decode": 8,
     "mixed": 16, "sliding-window": 14, "softcap": 8, "sinks": 10, "kvcache": 8, "fp8": 14, "mla": 16, "lse": 8,
-    "edge": 12,
+    "edge": 12, "small-decode": 1,
 }
 
 
 def test_performance_grid_counts_per_family():
     perf = g.performance_grid()
     assert g.count_by_family(perf) == EXPECTED_PERF
-    assert len(perf) == 199
+    assert len(perf) == 200
 
 
 def test_operator_grid_groups():

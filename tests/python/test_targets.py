@@ -102,3 +102,12 @@ def test_page64_twin_is_the_same_call_on_64_token_pages():
     assert not targets.wants_page64_twin(t)
     assert not targets.wants_page64_twin(g.make_scenario("prefill-dense", "L8", "q1k"))
     assert not targets.wants_page64_twin(g.make_scenario("decode-paged", "L8", "8q1s1k", dtype="e4m3"))
+
+
+def test_host_target_takes_the_small_decode_family_when_the_run_has_it():
+    small = dict(next(r for r in RECORDS if r["name"] == "decode-paged/OSSt8/8q1s1k/p16"),
+                 name="small-decode/L8/q1s1k/p16", family="small-decode", total_q=1, host_us=12.0)
+    recs = RECORDS + [small]
+    got = {t["target"]: t for t in targets.check_targets(recs, stats.summarize(recs), trivial_us=10.0)}
+    assert [r["name"] for r in got["host"]["rows"]] == ["small-decode/L8/q1s1k/p16"]
+    assert got["host"]["met"] is True  # 1.2x, while the 8-sequence decode's 2.5x no longer counts

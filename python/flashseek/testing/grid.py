@@ -67,13 +67,13 @@ def custom_heads(num_heads_q: int, num_heads_kv: int, head_dim: int, head_dim_v:
 
 FAMILIES: Tuple[str, ...] = (
     "prefill-dense", "prefill-varlen", "decode-paged", "decode-splitkv", "spec-decode", "mixed",
-    "sliding-window", "softcap", "sinks", "kvcache", "fp8", "mla", "lse", "edge",
+    "sliding-window", "softcap", "sinks", "kvcache", "fp8", "mla", "lse", "edge", "small-decode",
 )
 OPERATOR_FAMILY = "operator-grid"
 ALL_FAMILIES: Tuple[str, ...] = FAMILIES + (OPERATOR_FAMILY,)
 # Families whose every member the engine replays in CUDA graphs (the brief); other families' members are
 # replayed too when their batch holds decodes (see _timing_mode).
-GRAPH_FAMILIES = frozenset({"decode-paged", "decode-splitkv", "spec-decode", "mixed"})
+GRAPH_FAMILIES = frozenset({"decode-paged", "decode-splitkv", "spec-decode", "mixed", "small-decode"})
 DECODE_MAX_Q = 16  # a sequence with at most this many new tokens is a decode (or speculative decode) step
 
 ENTRIES = ("varlen", "kvcache", "cascade")
@@ -311,6 +311,13 @@ def _decode_paged() -> List[Scenario]:
     return out
 
 
+def _small_decode() -> List[Scenario]:
+    """Not in grid.md's table: the speed issue's small-decode target, one sequence of 1k keys at L8 heads, page 16
+    (under graph replay no slower than the fastest baseline; eager wall time per call at most 2x a one-element
+    add's). The grid's smallest decode-paged batch has 8 sequences, whose device time alone exceeds that bound."""
+    return [make_scenario("small-decode", "L8", "q1s1k", suffix=["p16"])]
+
+
 def _decode_splitkv() -> List[Scenario]:
     out = []
     for batch in ["q1s32k", "q1s128k", "4q1s64k", "16q1s16k"]:
@@ -499,7 +506,7 @@ def performance_grid() -> List[Scenario]:
     """Section 1 of grid.md: every family, exactly the listed configurations (199 scenarios)."""
     out: List[Scenario] = []
     for build in (_prefill_dense, _prefill_varlen, _decode_paged, _decode_splitkv, _spec_decode, _mixed,
-                  _sliding_window, _softcap, _sinks, _kvcache, _fp8, _mla, _lse, _edge):
+                  _sliding_window, _softcap, _sinks, _kvcache, _fp8, _mla, _lse, _edge, _small_decode):
         out.extend(build())
     _check_unique(out)
     return out
@@ -651,6 +658,7 @@ QUICK_NAMES = (
     "fp8/L8/128q1s1k/p16/descale-stride0", "mla/MLAp16/q4k", "mla/MLAd16/64q1s4k/p64",
     "lse/L8/64q1s2k/p16/cascade-p1k", "lse/L70t8xW4/64q1s2k/p16/cp-gqa",
     "edge/L8/q1s1000_q0s0_q0s37_q3s0_q1s1_q17s17/p16/zero-lengths", "edge/L8/128q1s2k/p16/hnd",
+    "small-decode/L8/q1s1k/p16",
 )
 
 
