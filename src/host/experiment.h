@@ -39,6 +39,10 @@
 //   fp8-native   the default; kept so that older commands still parse
 //   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (misses vLLM's 0.15 rule on two cases, entry 19)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
+//   host-stop-run    DIAGNOSTIC (nothing computed): the forward call returns when run() starts, after the binding,
+//                the allocations, validation and the plan (scripts/host_breakdown.py)
+//   host-stop-launch DIAGNOSTIC (nothing computed): returns right before the kernel launches, after the
+//                parameters and the TMA tensor maps
 //   fp8-nocopy   DIAGNOSTIC (wrong results): the fp8 producer skips the K/V copies (conversion cost alone)
 //   fp8n-keyed-transpose  the native e4m3 producer transposes every V block on the last block's path (per-key
 //                addresses), the transpose before entry 24 (same results; an A/B switch)
@@ -71,6 +75,7 @@ struct Experiment {
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
+  int host_stop = 0;  // diagnostic: 1 run() returns at once, 2 it returns before the launches (host time only)
   bool fp8_keyed_transpose = false;  // A/B: every V block on the transpose's last-block path (entry 24)
 
   static const Experiment& get() {
@@ -113,6 +118,8 @@ struct Experiment {
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
+      else if (t == "host-stop-run") e.host_stop = 1;
+      else if (t == "host-stop-launch") e.host_stop = 2;
       else if (t == "fp8n-keyed-transpose") e.fp8_keyed_transpose = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());

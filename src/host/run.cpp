@@ -238,6 +238,8 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
   if (a.batch_size <= 0 || plan.num_m_blocks <= 0 || a.q.shape[0] == 0) return;  // nothing to attend
+  const int host_stop = Experiment::get().host_stop;  // diagnostic: where the host time goes
+  if (host_stop == 1) return;
   if (plan.num_splits > 1 && workspace == nullptr) {
     throw Error(Error::Kind::kValue, "workspace: expected " + std::to_string(plan.workspace_bytes) +
                                          " bytes for the split partials, got none");
@@ -268,6 +270,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
                                                                            : sm90::Fp8Native::kSplitP;
+  if (host_stop == 2) return;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),

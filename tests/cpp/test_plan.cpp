@@ -214,6 +214,9 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(none.split_force, 0);
   EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
   EXPECT_TRUE(Experiment::parse("split-model-v1").split_model_v1);
+  EXPECT_EQ(none.host_stop, 0);
+  EXPECT_EQ(Experiment::parse("host-stop-run").host_stop, 1);
+  EXPECT_EQ(Experiment::parse("host-stop-launch").host_stop, 2);
   EXPECT_EQ(none.loop_flags, -1);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
   EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
