@@ -150,12 +150,22 @@ __device__ __forceinline__ void transpose_v_e4m3(uint32_t v_smem, uint32_t vt_sm
 // Every bit of a transpose's load and store offsets is an XOR of bits of the thread index, the pass and the word (its
 // lane mapping, chunk_key and the swizzles are bit permutations and XORs), so offset(tid, i, j) =
 // offset(tid, 0, 0) ^ offset(0, i, j), offset(0, 0, 0) = 0: one per-thread base and a compile-time constant per
-// word. Map gives load_offset and store_offset; kPasses passes of 128 threads. xor_affine checks every case.
+// word. Map gives the lane mapping (k0: the pass's first key, n0: its first head-dim row) and the two layouts
+// (V: keys x dv, VT: dv x keys); kPasses passes of 128 threads. xor_affine checks every case.
 template <class Map, int kPasses>
 struct TransposeOffsets {
+  __host__ __device__ static constexpr int key(int tid, int i, int j) {
+    return (Map::k0(tid, i) & ~31) + chunk_key((Map::k0(tid, i) & 31) + j);
+  }
+  __host__ __device__ static constexpr uint32_t load_offset(int tid, int i, int j) {
+    return Map::V::byte_offset(key(tid, i, j), Map::n0(tid, i));
+  }
+  __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
+    return Map::VT::byte_offset(Map::n0(tid, i) + j, Map::k0(tid, i));
+  }
   template <bool kStore>
   __host__ __device__ static constexpr uint32_t offset(int tid, int i, int j) {
-    return kStore ? Map::store_offset(tid, i, j) : Map::load_offset(tid, i, j);
+    return kStore ? store_offset(tid, i, j) : load_offset(tid, i, j);
   }
   template <bool kStore>
   __host__ __device__ static constexpr bool xor_affine() {
@@ -178,6 +188,8 @@ struct TransposeOffsets {
 
 struct TransposeMap128 : TransposeOffsets<TransposeMap128, 8> {
   using Tile = SwizzledTile8<128, 128>;
+  using V = Tile;
+  using VT = Tile;
   __host__ __device__ static constexpr int k0(int tid, int i) {
     const int lane = tid & 31, d = lane & 3, b = (lane >> 2) & 3, e = (lane >> 4) & 1;
     return 4 * (4 * (e | (((b >> 1) ^ ((i >> 1) & 1)) << 1) | ((i >> 2) << 2)) + d);
@@ -185,15 +197,6 @@ struct TransposeMap128 : TransposeOffsets<TransposeMap128, 8> {
   __host__ __device__ static constexpr int n0(int tid, int i) {
     const int w = tid >> 5, b = ((tid & 31) >> 2) & 3, e = ((tid & 31) >> 4) & 1;
     return 4 * (4 * ((e ^ (i & 1)) | (w << 1)) + b);
-  }
-  __host__ __device__ static constexpr int key(int tid, int i, int j) {
-    return (k0(tid, i) & ~31) + chunk_key((k0(tid, i) & 31) + j);
-  }
-  __host__ __device__ static constexpr uint32_t load_offset(int tid, int i, int j) {
-    return Tile::byte_offset(key(tid, i, j), n0(tid, i));
-  }
-  __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
-    return Tile::byte_offset(n0(tid, i) + j, k0(tid, i));
   }
 };
 static_assert(TransposeMap128::xor_affine<false>() && TransposeMap128::xor_affine<true>(),
@@ -206,18 +209,10 @@ struct TransposeMapGeneric
     : TransposeOffsets<TransposeMapGeneric<kKeys, kDv, VLayout, VTLayout>, kKeys * kDv / 16 / 128> {
   static constexpr int kPasses = kKeys * kDv / 16 / 128;
   static_assert(kPasses * 128 * 16 == kKeys * kDv, "whole passes of 128 threads");
+  using V = VLayout;
   using VT = VTLayout;
   __host__ __device__ static constexpr int k0(int tid, int i) { return 4 * ((tid + 128 * i) % (kKeys / 4)); }
   __host__ __device__ static constexpr int n0(int tid, int i) { return 4 * ((tid + 128 * i) / (kKeys / 4)); }
-  __host__ __device__ static constexpr int key(int tid, int i, int j) {
-    return (k0(tid, i) & ~31) + chunk_key((k0(tid, i) & 31) + j);
-  }
-  __host__ __device__ static constexpr uint32_t load_offset(int tid, int i, int j) {
-    return VLayout::byte_offset(key(tid, i, j), n0(tid, i));
-  }
-  __host__ __device__ static constexpr uint32_t store_offset(int tid, int i, int j) {
-    return VT::byte_offset(n0(tid, i) + j, k0(tid, i));
-  }
 };
 
 // The address of word (i, j) on one side: tile + (base ^ c), c = offset(0, i, j), as
