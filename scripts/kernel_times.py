@@ -47,15 +47,16 @@ def main():
                 torch.cuda.synchronize()
                 call()
                 torch.cuda.synchronize()
-        skip = ("sleep", "elementwise", "fill")  # the L2 flush and the busy wait, not the call's
-        events = [e for e in kernel_events(prof) if not any(w in e.name.lower() for w in skip)]
-        # Group the kernels of one call: consecutive events closer than 1 ms.
-        groups, cur = [], []
-        for e in events:
-            if cur and e.time_range.start - cur[-1].time_range.end > 1000:
-                groups.append(cur)
+        # Each call follows its busy-wait kernel: that kernel starts a new group; the L2 flush is dropped.
+        groups, cur = [], None
+        for e in kernel_events(prof):
+            lower = e.name.lower()
+            if "sleep" in lower or "spin" in lower:
+                if cur:
+                    groups.append(cur)
                 cur = []
-            cur.append(e)
+            elif cur is not None and not any(w in lower for w in ("elementwise", "fill")):
+                cur.append(e)
         if cur:
             groups.append(cur)
         for g in groups:
