@@ -183,3 +183,5 @@ def test_merge_refuses_mixed_commits_unless_allowed(tmp_path):
     assert shas == {recs[0]["name"]: "new", recs[1]["name"]: "new", recs[2]["name"]: "old", recs[3]["name"]: "old"}
     assert [(m["git_sha"], m["records"]) for m in doc["merged_commits"]] == [("new", 2), ("old", 2)]
     assert doc["summary"]["total"] == 4
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "merged from several commits" in report and "2 records at `old`" in report

@@ -279,6 +279,10 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
              f"- roofline (measured in this run): HBM read {meta['roofline']['hbm_GBps']} GB/s, bf16 "
              f"{meta['roofline']['bf16_TFLOPs']} TFLOP/s",
              f"- timing: {meta.get('timing_method')}", ""]
+    merged = meta.get("merged_commits")
+    if merged:  # merge --allow-commits: say which records each commit measured
+        parts = ", ".join(f"{m['records']} records at `{str(m['git_sha'])[:12]}` ({m['input']})" for m in merged)
+        lines[3:3] = [f"- merged from several commits (each record's git_sha says which): {parts}"]
     flex = meta.get("flex_subset")
     if flex is not None:
         lines.append(f"- FlexAttention ran on {len(flex)} named scenarios only (it compiles per shape); elsewhere it "
