@@ -123,30 +123,18 @@ struct ProducerFp8Native {
         if (issues_k) {
           const int stage = it % Traits::kStages;
           const uint32_t phase = (it / Traits::kStages) & 1;
-          const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
-          mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-          const bool k_lead = lane == 0 && roles.k_share.index == 0;
-          if (k_lead) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
-          if (has_box) {
-            Tma::template load_box<typename Traits::KTile>(
-                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes, kv_head, c, lane, box_rows,
-                k_full, roles.k_share);
-          }
-          if (k_lead) mbarrier_arrive_count(k_full, kThreads);
+          Tma::template issue_block<typename Traits::KTile, kThreads>(
+              &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+              smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
+              kv_head, c, lane, box_rows, has_box, roles.k_share);
         }
         if (issues_v) {
           // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
           const int raw = it % Traits::kRawStages;
-          mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
-          const uint32_t raw_full = smem_base + Traits::v_raw_full_barrier(raw);
-          const bool v_lead = lane == 0 && roles.v_share.index == 0;
-          if (v_lead) mbarrier_expect_tx(raw_full, Traits::VRawTile::kBytes);
-          if (has_box) {
-            Tma::template load_box<typename Traits::VRawTile>(
-                &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, kv_head, c, lane, box_rows,
-                raw_full, roles.v_share);
-          }
-          if (v_lead) mbarrier_arrive(raw_full);
+          Tma::template issue_block<typename Traits::VRawTile, 1>(
+              &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes,
+              smem_base + Traits::v_raw_full_barrier(raw), smem_base + Traits::v_raw_empty_barrier(raw),
+              ((it / Traits::kRawStages) & 1) ^ 1, kv_head, c, lane, box_rows, has_box, roles.v_share);
         }
       }
     };

@@ -88,6 +88,26 @@ struct ProducerTma {
     }
   }
 
+  // One key block's boxes of one operand: wait until the consumers freed the stage (`empty` at `empty_phase`), the
+  // share's first lane raises the transaction count, every box lands on `full`, then that lane gives the arrivals
+  // the barrier expects (the consumers' 128 for a tile they read, one for a raw stage only the producer reads).
+  template <class Tile, int kArrivals>
+  __device__ __forceinline__ static void issue_block(const TmaDescriptor* tmap, uint32_t tile_smem, uint32_t full,
+                                                     uint32_t empty, uint32_t empty_phase, int kv_head, BoxCoord c,
+                                                     int lane, int box_rows, bool has_box, BoxShare share) {
+    mbarrier_wait(empty, empty_phase);
+    const bool lead = lane == 0 && share.index == 0;
+    if (lead) mbarrier_expect_tx(full, Tile::kBytes);
+    if (has_box) load_box<Tile>(tmap, tile_smem, kv_head, c, lane, box_rows, full, share);
+    if (lead) {
+      if constexpr (kArrivals == 1) {
+        mbarrier_arrive(full);
+      } else {
+        mbarrier_arrive_count(full, kArrivals);
+      }
+    }
+  }
+
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
   template <bool kPersistent = false>
@@ -154,26 +174,16 @@ struct ProducerTma {
         const int stage = stage_of(it);
         const uint32_t phase = phase_of(it);
         if (issues_k) {
-          const uint32_t k_full = smem_base + Traits::k_full_barrier(stage);
-          mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-          const bool k_lead = lane == 0 && roles.k_share.index == 0;
-          if (k_lead) mbarrier_expect_tx(k_full, Traits::KTile::kBytes);
-          if (has_box) {
-            load_box<typename Traits::KTile>(&maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                                             kv_head, c, lane, box_rows, k_full, roles.k_share);
-          }
-          if (k_lead) mbarrier_arrive_count(k_full, kThreads);
+          issue_block<typename Traits::KTile, kThreads>(
+              &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+              smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
+              kv_head, c, lane, box_rows, has_box, roles.k_share);
         }
         if (issues_v) {
-          const uint32_t v_full = smem_base + Traits::v_full_barrier(stage);
-          mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-          const bool v_lead = lane == 0 && roles.v_share.index == 0;
-          if (v_lead) mbarrier_expect_tx(v_full, Traits::VTile::kBytes);
-          if (has_box) {
-            load_box<typename Traits::VTile>(&maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                                             kv_head, c, lane, box_rows, v_full, roles.v_share);
-          }
-          if (v_lead) mbarrier_arrive_count(v_full, kThreads);
+          issue_block<typename Traits::VTile, kThreads>(
+              &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+              smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
+              kv_head, c, lane, box_rows, has_box, roles.v_share);
         }
       }
     }
