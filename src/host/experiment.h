@@ -15,6 +15,9 @@
 //   no-d64-cta2  keep the one-CTA d64 decode tile where the planner takes decode tile 3 (bf16 d64 decode grids of
 //                1.5 waves and more: block_m 64, block_n 128, two CTAs per SM; the same bits as the table's d64
 //                tile, so also under num_splits = 1; entry 21). d64-cta2: the default, kept for older commands
+//   no-fp8-cta2  keep the one-CTA native e4m3 d128 decode tile where the planner takes the two-CTA one
+//                (tile_table.h kFp8NativeTwoCtaTile: e4m3 q, k and v, decode grids of 1.5 waves and more without
+//                splits, num_splits = 0; plan.cpp)
 //   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
 //                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
@@ -65,6 +68,7 @@ struct Experiment {
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
+  bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
@@ -103,6 +107,7 @@ struct Experiment {
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
       else if (t == "no-cta2") e.auto_two_ctas = false;
+      else if (t == "no-fp8-cta2") e.fp8_two_ctas = false;
       else if (t == "d64-cta2") e.d64_two_ctas = true;
       else if (t == "no-d64-cta2") e.d64_two_ctas = false;
       else if (t == "no-m192") e.d64_m192 = false;

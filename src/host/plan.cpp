@@ -28,6 +28,7 @@ struct PlanInputs {
   bool mla_decode;  // q_v given (d 64, dv 512): the MLA decode kernel
   bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
   bool bf16;    // bf16 q, k and v (the only dtype with decode tile experiments)
+  bool fp8_qkv;  // q, k and v e4m3: the native e4m3 tiles where run() can describe K/V by TMA
 };
 
 constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
@@ -141,6 +142,18 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = two_cta_variant;
     plan.block_n = tile.block_n;
   }
+  // The native e4m3 d128 decode tile for two CTAs per SM (tile_table.h kFp8NativeTwoCtaTile), on the same rule as
+  // the bf16 d128 one: a grid of 1.5 waves and more, no split, the split count left to us (block_n 64). run() falls
+  // back to the converting tile (block_n 128) where the native tiles cannot take the call.
+  const bool native_two_cta = splits == 1 && in.fp8_qkv && in.num_splits == 0 && experiment.fp8_two_ctas &&
+                              experiment.fp8_native && !experiment.fp8_native_one_p && plan.tile_variant == 0 &&
+                              !in.mla_decode && tile.block_m == 64 && tile.head_dim == 128 &&
+                              tile.head_dim_v == 128 && 2 * grid_ctas >= 3LL * device.num_sms;
+  if (native_two_cta) {
+    tile = kFp8NativeTwoCtaTile;
+    plan.tile_variant = kFp8NativeTwoCtaVariant;
+    plan.block_n = tile.block_n;
+  }
   // The cap is decided from batch x max_seqlen_q (known to get_scheduler_metadata too); the workspace itself is
   // sized by total_q, which may include padding rows after the last sequence.
   const size_t row_bytes = static_cast<size_t>(in.num_heads_q) * (tile.head_dim_v + 1) * sizeof(float);
@@ -172,6 +185,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.mla_decode = a.q_v.given();
   in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   in.bf16 = a.q.dtype == DType::kBFloat16 && a.k.dtype == DType::kBFloat16;
+  in.fp8_qkv = a.q.dtype == DType::kFloat8E4M3 && a.k.dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 
@@ -193,6 +207,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.mla_decode = a.headdim == MlaDecodeTile::kHeadDim && a.headdim_v == MlaDecodeTile::kHeadDimV;
   in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;
   in.bf16 = a.qkv_dtype == DType::kBFloat16;
+  in.fp8_qkv = a.qkv_dtype == DType::kFloat8E4M3;
   return plan_for(in, device);
 }
 

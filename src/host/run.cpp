@@ -192,7 +192,8 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
 // the converting tiles.
 int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
-      p.q_v != nullptr || plan.tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded ||
+      p.q_v != nullptr || (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) ||
+      plan.head_dim_padded != plan.head_dim_v_padded ||
       (plan.head_dim_padded != 128 && plan.head_dim_padded != 64 && plan.head_dim_padded != 256) ||
       p.head_dim % 16 != 0 ||
       p.head_dim_v % 16 != 0) {
@@ -271,10 +272,13 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
                                                                            : sm90::Fp8Native::kSplitP;
   if (host_stop == 2) return;
+  // The native two-CTA tile refused (a paged cache with left padding, unaligned rows): the converting tile of the
+  // table (one split: the plan took the two-CTA tile only without splits).
+  const int tile_variant = plan.tile_variant == kFp8NativeTwoCtaVariant && !fp8_native ? 0 : plan.tile_variant;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
-                                  plan.tile_variant),
+                                  tile_variant),
              "flashseek forward launch");
 }
 

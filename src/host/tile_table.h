@@ -122,6 +122,17 @@ constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
   return TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
+// The native e4m3 d128 decode tile for two CTAs per SM (P as two e4m3 terms, as variant 200): one CTA's Q load,
+// pipeline fill and epilogue run while the other streams, which the bf16 two-CTA tile turned into 0.81 -> 0.89-0.95
+// of cuDNN on decode grids of 1.5 waves and more (entries 10, 16); e4m3 blocks carry half the bytes, so the fixed
+// costs weigh twice as much per byte there. block_n 64 (as the bf16 two-CTA tile) so that the stages fit half the
+// SM: Q 8 + 3 x (K 8 + V^T 8) + 4 raw V x 8 + offsets 2 + O 16 = 106 KB. The producer keeps 56 registers for the
+// transpose, the consumer 200 (S 32 + P 16 + O 64 words): 128 x 56 + 128 x 200 = 32768, half the register file.
+// block_n differs from the table's d128 tiles, so a token's result may differ in the last bits from the one-CTA
+// tile's: the planner takes it only where the caller leaves the split count to us (plan.cpp), as variant 1.
+constexpr int kFp8NativeTwoCtaVariant = 202;
+constexpr TileShape kFp8NativeTwoCtaTile = {128, 128, 64, 64, 3, true, 4, 2, true};
+
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
 struct PaddedHeadDims {
   int head_dim;

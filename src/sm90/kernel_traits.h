@@ -49,10 +49,11 @@ struct FwdKernelTraits {
   static constexpr bool kFp8Kv = kFp8Kv_;
   static constexpr int kVariant = kVariant_;
   static constexpr TileShape kShape =
-      kVariant_ == 0                   ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
+      kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
       : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant
           ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
-                                       : decode_variant_tile(kVariant_);
+      : kVariant_ == kFp8NativeTwoCtaVariant ? kFp8NativeTwoCtaTile
+                                             : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
                 "the variant tile is for other head dims");
@@ -75,7 +76,7 @@ struct FwdKernelTraits {
   // per key step into the same O. One e4m3 P (3 mantissa bits, up to 6% per probability) put one output element
   // in 10^8 past vLLM's 0.15 rule (entry 18); the pair keeps ~7 bits, close to bf16's 8. Decode is memory-bound,
   // so the second wgmma costs it nothing; prefill pays 1.5 units of e4m3 tensor work instead of 1 (bf16: 2).
-  static constexpr bool kSplitP = kFp8Native && kVariant_ == kFp8NativeVariant;
+  static constexpr bool kSplitP = kFp8Native && kVariant_ != kFp8NativeOnePVariant;
 
   static constexpr int kConsumerWarpgroups = kBlockM / 64;
   // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs.
@@ -92,7 +93,8 @@ struct FwdKernelTraits {
   // Three consumer warpgroups (block_m 192, d64): 512 threads start at 128; the producer gives up to 32, the
   // consumers take 160 (S 64 + P 32 + O 32 words at d64 / block_n 128; 152 spilled): 128 * 32 + 384 * 160 = 65536.
   static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm == 2;
-  static constexpr int kProducerRegs = kConsumerWarpgroups == 3 ? 32 : 40;
+  // The native e4m3 two-CTA tile's producer transposes V (tile_table.h kFp8NativeTwoCtaTile): 56, consumer 200.
+  static constexpr int kProducerRegs = kConsumerWarpgroups == 3 ? 32 : kFp8Native && kCtasPerSm == 2 ? 56 : 40;
   static constexpr int kConsumerRegs =
       kConsumerWarpgroups == 2 ? 232
                                : ((65536 / kCtasPerSm - 128 * kProducerRegs) / (128 * kConsumerWarpgroups)) / 8 * 8;

@@ -114,8 +114,17 @@ cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
 
 template <int kD>
 cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
-  const cudaError_t status = one_p ? launch_fp8_native_tile<kD, kFp8NativeOnePVariant>(block_m, l)
-                                   : launch_fp8_native_tile<kD, kFp8NativeVariant>(block_m, l);
+  cudaError_t status;
+  if constexpr (kD == 128) {
+    // The two-CTA decode tile (tile_table.h kFp8NativeTwoCtaTile), where the planner took it.
+    if (l.tile_variant == kFp8NativeTwoCtaVariant && block_m == 64 && !one_p) {
+      status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeTwoCtaVariant>>(l);
+      if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+      return launch_combine<kD>(l);
+    }
+  }
+  status = one_p ? launch_fp8_native_tile<kD, kFp8NativeOnePVariant>(block_m, l)
+                 : launch_fp8_native_tile<kD, kFp8NativeVariant>(block_m, l);
   if (status != cudaSuccess || l.p.num_splits <= 1) return status;
   return launch_combine<kD>(l);
 }

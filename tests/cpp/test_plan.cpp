@@ -420,6 +420,59 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(split.tile_variant, 0);
 }
 
+// The native e4m3 two-CTA decode tile (plan.cpp, tile_table.h kFp8NativeTwoCtaTile): e4m3 q/k/v d128 decode grids
+// of 1.5 waves and more without splits, the split count left to us; everything else keeps the one-CTA tiles.
+TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
+  if (!Experiment::get().fp8_two_ctas || !Experiment::get().fp8_native || Experiment::get().fp8_native_one_p) {
+    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the native two-CTA tile off";
+  }
+  DeviceInfo h200;
+  auto plan = [&](DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
+    SchedulerArgs s;
+    s.batch_size = batch;
+    s.max_seqlen_q = 1;
+    s.max_seqlen_k = seqlen_k;
+    s.num_heads_q = 4 * num_heads_kv;
+    s.num_heads_kv = num_heads_kv;
+    s.headdim = s.headdim_v = d;
+    s.cache_seqlens = tensor(DType::kInt32, {batch});
+    s.page_size = 16;
+    s.causal = true;
+    s.num_splits = num_splits;
+    s.qkv_dtype = dtype;
+    return make_plan(s, h200);
+  };
+  const LaunchPlan big = plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);  // 1024 CTAs
+  EXPECT_EQ(big.num_splits, 1);
+  EXPECT_EQ(big.tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(big.block_n, kFp8NativeTwoCtaTile.block_n);
+  EXPECT_EQ(big.block_m, 64);
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 25, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);  // 200 CTAs
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 24, 8, 128, 2048, 0).tile_variant, 0);  // 192 < 198
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 128, 2048, 1).tile_variant, 0);  // the caller fixed one split
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 64, 2048, 0).tile_variant, 0);   // d128 only
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 256, 2048, 0).tile_variant, 0);
+  const LaunchPlan split = plan(DType::kFloat8E4M3, 1, 8, 128, 131072, 0);
+  EXPECT_GT(split.num_splits, 1);
+  EXPECT_EQ(split.tile_variant, 0);
+}
+
+// Its shared memory fits two CTAs per SM and its register split half the register file.
+TEST(TileTable, Fp8NativeTwoCtaTileFitsTwoCtasPerSm) {
+  const TileShape t = kFp8NativeTwoCtaTile;
+  EXPECT_EQ(t.ctas_per_sm, 2);
+  EXPECT_TRUE(t.fp8_native && t.fp8_kv);
+  EXPECT_EQ(t.head_dim, 128);
+  EXPECT_EQ(t.block_m, 64);
+  EXPECT_EQ(t.block_n % 64, 0);  // V^T rows of block_n e4m3 keys: the 64-byte swizzle at 64
+}
+
+TEST(Experiment, ParsesFp8TwoCtaToken) {
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-fp8-cta2").fp8_two_ctas);
+  EXPECT_TRUE(Experiment::parse("no-cta2").fp8_two_ctas);
+}
+
 LaunchPlan gpt_oss_decode_plan(DType dtype, int batch, int seqlen_k, int num_splits) {
   SchedulerArgs s;
   s.batch_size = batch;

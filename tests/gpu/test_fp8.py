@@ -84,6 +84,13 @@ EXTRA = [
     _sc(H, "q200s1k_32q1s1k", "q-stride-bt-stride", q_row_pad=2 * 8 * 128, block_table_pad=7),
     _sc(H, "16q1s2k", "batched-gaps", kv_layout="batched", kv_gap=61),
     _sc(H, "q2k_16q1s3k", "noout", out_given=False, descale="ones"),
+    # the native two-CTA decode tile (256 CTAs >= 1.5 waves, no split; a last block of 28 keys), and the same grid
+    # where the native tiles refuse the call (q rows 8 bytes off 16-byte alignment; 1-token pages no TMA box can
+    # take) and the converting tile runs it
+    _sc("L8", "32q1s1500", "two-cta-decode", return_lse=True),
+    _sc("L8", "32q1s1500", "two-cta-batched", kv_layout="batched", kv_gap=37, descale="stride0"),
+    _sc("L8", "32q1s1500", "two-cta-fallback-q-stride", q_row_pad=8),
+    _sc("L8", "32q1s1500", "two-cta-fallback-page1", page_size=1),
 ]
 
 

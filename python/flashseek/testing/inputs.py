@@ -224,6 +224,13 @@ def _to_fp8_if(s: Scenario, t: Optional[torch.Tensor], cond: Optional[bool] = No
     base = t
     if s.hnd and t.dim() == 4 and not t.is_contiguous():
         return t.permute(0, 2, 1, 3).contiguous().to(torch_dtype("e4m3")).permute(0, 2, 1, 3)
+    if t.dim() == 3 and t.numel() > 0 and not t.is_contiguous():
+        # q as a view of wider rows (q_row_pad): the e4m3 q keeps the row stride, the gaps hold NaN
+        buf = torch.full((t.shape[0], t.stride(0)), float("nan"), dtype=t.dtype, device=t.device)
+        buf = buf.to(torch_dtype("e4m3"))
+        view = buf.as_strided(tuple(t.shape), tuple(t.stride()))
+        view.copy_(t)
+        return view
     return base.to(torch_dtype("e4m3"))
 
 
