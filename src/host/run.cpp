@@ -184,30 +184,47 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
   return v_why.empty() ? box_rows : 0;
 }
 
-// The native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) take a call whose padded
-// head dims are 128 / 128, 64 / 64 (64-byte rows, the 64-byte swizzle) or 256 / 256 with d and dv multiples of 16, whose q rows start 16-byte aligned (16-byte Q copies) and
-// whose e4m3 K and V a TMA map can describe (as pairs of bytes: the 16-bit encoder with half the columns and
-// strides). A paged sequence with left padding could misalign its boxes: that call keeps the converting tiles, as
-// every call does under FLASHSEEK_EXPERIMENT=fp8-convert. Returns the rows per box (FwdParams::kv_tma_rows), 0 for
-// the converting tiles.
-int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
-  if (!Experiment::get().fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 ||
-      p.q_v != nullptr || (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) ||
+// How the native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) get K and V: not
+// at all (`native` false: the converting tiles), by TMA boxes of `tma_rows` rows, or by 16-byte copies
+// (`tma_rows` 0, sm90/producer_fp8_native.h).
+struct NativeKv {
+  bool native;
+  int tma_rows;
+};
+
+// The native tiles take a call whose padded head dims are 128 / 128, 64 / 64 (64-byte rows, the 64-byte swizzle)
+// or 256 / 256 with d and dv multiples of 16 and whose q rows start 16-byte aligned (16-byte Q copies). K and V
+// come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns and
+// strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
+// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every K and V row starts 16-byte aligned. Else, and under
+// fp8-convert, the converting tiles.
+NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
+  const Experiment& e = Experiment::get();
+  if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
+      (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) ||
       plan.head_dim_padded != plan.head_dim_v_padded ||
       (plan.head_dim_padded != 128 && plan.head_dim_padded != 64 && plan.head_dim_padded != 256) ||
-      p.head_dim % 16 != 0 ||
-      p.head_dim_v % 16 != 0) {
-    return 0;
+      p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
+    return {false, 0};
   }
-  const bool paged = p.kv_layout == KVLayout::kPaged;
-  if (paged && p.leftpad_k != nullptr) return 0;
   // Q goes by 16-byte copies: every q row start 16-byte aligned.
-  if (reinterpret_cast<uintptr_t>(p.q) % 16 != 0 || p.q_row_stride % 16 != 0 || p.q_head_stride % 16 != 0) return 0;
-  const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
-  if (box_rows == 0) return 0;
+  if (reinterpret_cast<uintptr_t>(p.q) % 16 != 0 || p.q_row_stride % 16 != 0 || p.q_head_stride % 16 != 0) {
+    return {false, 0};
+  }
+  bool rows16 = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 && reinterpret_cast<uintptr_t>(p.v) % 16 == 0;
   for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
                                p.v_page_stride}) {
-    if (stride % 2 != 0) return 0;
+    rows16 = rows16 && stride % 16 == 0;
+  }
+  const NativeKv by_copies{rows16, 0};
+  if (e.fp8_native_copies) return by_copies;
+  const bool paged = p.kv_layout == KVLayout::kPaged;
+  if (paged && p.leftpad_k != nullptr) return by_copies;
+  const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
+  if (box_rows == 0) return by_copies;
+  for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
+                               p.v_page_stride}) {
+    if (stride % 2 != 0) return by_copies;
   }
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
@@ -216,11 +233,11 @@ int fp8_native_maps_of(const AttentionArgs& a, const FwdParams& p, const LaunchP
   const std::string k_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2,
                                                  p.num_heads_kv, rows, pages, p.k_head_stride / 2,
                                                  p.k_row_stride / 2, p.k_page_stride / 2, box_rows, swizzle64);
-  if (!k_why.empty()) return 0;
+  if (!k_why.empty()) return by_copies;
   const std::string v_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2,
                                                  p.num_heads_kv, rows, pages, p.v_head_stride / 2,
                                                  p.v_row_stride / 2, p.v_page_stride / 2, box_rows, swizzle64);
-  return v_why.empty() ? box_rows : 0;
+  return v_why.empty() ? NativeKv{true, box_rows} : by_copies;
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
@@ -261,9 +278,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   const bool fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   KvTensorMaps maps;
-  const int native_rows = fp8_native_maps_of(a, p, plan, maps);
-  const bool fp8_native = native_rows > 0;
-  p.kv_tma_rows = fp8_native ? native_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
+  const NativeKv native_kv = fp8_native_kv_of(a, p, plan, maps);
+  const bool fp8_native = native_kv.native;
+  p.kv_tma_rows = fp8_native ? native_kv.tma_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;

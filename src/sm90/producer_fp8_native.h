@@ -12,6 +12,13 @@
 // Rows past the sequence's end come in with the boxes (no zero fill by copies): their K columns are masked to
 // -inf, their V rows zeroed by the transpose. Box coordinates past the end are clamped to the sequence's last key
 // (a paged cache's block table is read only inside the sequence's pages).
+//
+// By copies (p.kv_tma_rows == 0): all 128 producer threads copy K and the raw V in 16-byte cp.async chunks, one
+// key row's offsets per thread computed a block ahead and its page id read two blocks ahead (as producer.h), each
+// thread arriving on the full barriers when its copies land (v_raw_full then expects 128 arrivals). Small pages
+// make TMA issue one 2 KB box per page and operand: at full load one SM's TMA unit caps e4m3 d128 decode near
+// 3.1 TB/s (entry 26's micro-benchmark: 3.0 TB/s at 132 CTAs), which 16-byte copies from 128 threads do not
+// share. Calls TMA cannot describe (pages of 1-4 rows, left padding) take this path too.
 #pragma once
 
 #include "fwd_params.h"
@@ -21,6 +28,7 @@
 #include "prims/mbarrier.h"
 #include "prims/tma.h"
 #include "prims/wgmma.h"
+#include "producer.h"
 #include "producer_tma.h"
 #include "seqlen.h"
 
@@ -34,8 +42,74 @@ struct ProducerFp8Native {
   static_assert(kLag >= 1, "two raw stages at least: one in flight while one is transposed");
   using Tma = ProducerTma<Traits>;
 
+  // Rows of `row_off` (byte offsets from `base`, -1 past the sequence) into a tile of 16-byte chunks, zero-filled
+  // past the sequence and past `valid_chunks` chunks of a row.
+  template <class Tile>
+  __device__ __forceinline__ static void copy_rows(const uint8_t* base, const int64_t* row_off, int valid_chunks,
+                                                   uint32_t tile_smem, int tid) {
+    constexpr int kChunks = Tile::kChunksPerRow;
+#pragma unroll 4
+    for (int idx = tid; idx < Traits::kBlockN * kChunks; idx += kThreads) {
+      const int row = idx / kChunks;
+      const int chunk = idx - row * kChunks;
+      const int64_t off = row_off[row];
+      const bool valid = off >= 0 && chunk < valid_chunks;
+      cp_async_16_zfill(tile_smem + Tile::chunk_offset(row, chunk), valid ? base + off + chunk * 16 : base, valid);
+    }
+  }
+
+  // V^T of block j (the j-th visited, last block first) from its raw stage, by every producer thread; then the
+  // stage's v_full arrival and each warp's release of the raw stage.
+  __device__ __forceinline__ static void transpose_block(const FwdParams& p, const SequenceInfo& seq, int j, int n_end,
+                                                         uint32_t smem_base, int tid) {
+    if (j < 0) return;
+    const int lane = tid % 32;
+    const bool keyed = (p.fp8_mode & kFp8KeyedTranspose) != 0;
+    // Block j: V^T from its raw stage, by every producer thread.
+    const int n = n_end - 1 - j;
+    const int stage = j % Traits::kStages;
+    const uint32_t phase = (j / Traits::kStages) & 1;
+    const int raw = j % Traits::kRawStages;
+    mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
+    mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
+    const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
+    const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
+    const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
+    if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
+      // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
+      transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
+    } else {
+      // The generic lane mapping: 64-byte raw V rows (d64) or 64-byte V^T rows (d256's block_n 64) take the
+      // 64-byte swizzle; full blocks at constant offsets, the last block per key.
+      using RawLayout = std::conditional_t<Traits::kDv == 64, SwizzledTile8Sw64<Traits::kBlockN>,
+                                           SwizzledTile8<Traits::kBlockN, Traits::kDv>>;
+      using VtLayout = std::conditional_t<Traits::kBlockN == 64, SwizzledTile8Sw64<Traits::kDv>,
+                                          SwizzledTile8<Traits::kDv, Traits::kBlockN>>;
+      // The constant-offset path unrolls every pass: at d256 (8 passes) beside two consumer warpgroups the
+      // producer's 40 registers spilled, so it keeps the per-key path there (a rolled constant-offset loop is
+      // the next step, entry 28).
+      constexpr bool kFullPath = Traits::kBlockN * Traits::kDv / 16 / 128 <= 4 || !Traits::kReallocateRegisters;
+      if (kFullPath && valid_keys >= Traits::kBlockN && !keyed) {
+        transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid);
+      } else {
+        transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid, kThreads,
+                                                                             valid_keys);
+      }
+    }
+    fence_proxy_async_shared();
+    mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
+    // This warp is done reading the raw stage: the next TMA into it waits for all four (v_raw_empty), and no
+    // warp waits for the issuing warp (a named barrier here held warps 1-3 behind warp 0's issue, entry 19).
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
+  }
+
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+    if (p.kv_tma_rows == 0) {
+      run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      return;
+    }
     const uint32_t smem_base = smem_addr(smem);
     const int lane = tid % 32;
     if (tid == 0) {
@@ -72,49 +146,7 @@ struct ProducerFp8Native {
     // it - kStages (needing V^T of it - kStages - 1, from step it - kStages - 1 + kLag < it) and for the raw stage's
     // previous block (transposed at step it - kRawStages + kLag <= it - 1).
     // kFp8KeyedTranspose (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-keyed-transpose): full blocks on the per-key path.
-    const bool keyed = (p.fp8_mode & kFp8KeyedTranspose) != 0;
-    auto transpose_step = [&](int it) {
-      const int j = it - kLag;
-      if (j >= 0) {
-        // Block j: V^T from its raw stage, by every producer thread.
-        const int n = n_end - 1 - j;
-        const int stage = j % Traits::kStages;
-        const uint32_t phase = (j / Traits::kStages) & 1;
-        const int raw = j % Traits::kRawStages;
-        mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
-        mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-        const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
-        const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
-        const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
-        if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
-          // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
-          transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
-        } else {
-          // The generic lane mapping: 64-byte raw V rows (d64) or 64-byte V^T rows (d256's block_n 64) take the
-          // 64-byte swizzle; full blocks at constant offsets, the last block per key.
-          using RawLayout = std::conditional_t<Traits::kDv == 64, SwizzledTile8Sw64<Traits::kBlockN>,
-                                               SwizzledTile8<Traits::kBlockN, Traits::kDv>>;
-          using VtLayout = std::conditional_t<Traits::kBlockN == 64, SwizzledTile8Sw64<Traits::kDv>,
-                                              SwizzledTile8<Traits::kDv, Traits::kBlockN>>;
-          // The constant-offset path unrolls every pass: at d256 (8 passes) beside two consumer warpgroups the
-          // producer's 40 registers spilled, so it keeps the per-key path there (a rolled constant-offset loop is
-          // the next step, entry 28).
-          constexpr bool kFullPath = Traits::kBlockN * Traits::kDv / 16 / 128 <= 4 || !Traits::kReallocateRegisters;
-          if (kFullPath && valid_keys >= Traits::kBlockN && !keyed) {
-            transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid);
-          } else {
-            transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid, kThreads,
-                                                                                 valid_keys);
-          }
-        }
-        fence_proxy_async_shared();
-        mbarrier_arrive(smem_base + Traits::v_full_barrier(stage));
-        // This warp is done reading the raw stage: the next TMA into it waits for all four (v_raw_empty), and no
-        // warp waits for the issuing warp (a named barrier here held warps 1-3 behind warp 0's issue, entry 19).
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
-      }
-    };
+    auto transpose_step = [&](int it) { transpose_block(p, seq, it - kLag, n_end, smem_base, tid); };
     auto issue_step = [&](int it) {
       if (it < n_iters && (issues_k || issues_v)) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
@@ -141,6 +173,53 @@ struct ProducerFp8Native {
     for (int it = 0; it < n_iters + kLag; ++it) {
       transpose_step(it);
       issue_step(it);
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  }
+
+  // K and the raw V by 16-byte copies from all 128 threads (the header), in the TMA path's order: each step
+  // transposes block it - kLag, then copies block it.
+  __device__ static void run_by_copies(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head,
+                                       int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+    using Base = Producer<Traits>;
+    const uint32_t smem_base = smem_addr(smem);
+    Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
+    const uint8_t* k = static_cast<const uint8_t*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
+    const uint8_t* v = static_cast<const uint8_t*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
+    int64_t* offsets = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
+    auto offsets_of = [&](int it) { return offsets + (it & 1) * 2 * Traits::kBlockN; };
+    const int k_chunks = p.head_dim / 16;
+    const int v_chunks = p.head_dim_v / 16;
+    const int n_iters = n_end - n_begin;
+    int page_next = n_iters > 1 ? Base::fetch_page(p, seq, b, n_end - 2, tid) : 0;
+    Base::compute_row_offsets(p, seq, n_end - 1, Base::fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
+                              offsets_of(0) + Traits::kBlockN, tid);
+    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
+    for (int it = 0; it < n_iters + kLag; ++it) {
+      transpose_block(p, seq, it - kLag, n_end, smem_base, tid);
+      if (it >= n_iters) continue;
+      const int stage = it % Traits::kStages;
+      const uint32_t phase = (it / Traits::kStages) & 1;
+      const int raw = it % Traits::kRawStages;
+      const int64_t* k_off = offsets_of(it);
+      const int64_t* v_off = k_off + Traits::kBlockN;
+      mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+      copy_rows<typename Traits::KTile>(k, k_off, k_chunks, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                                        tid);
+      cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
+      // The raw stage's previous block (it - kRawStages) must have been transposed by every producer warp.
+      mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
+      copy_rows<typename Traits::VRawTile>(v, v_off, v_chunks,
+                                           smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes, tid);
+      cp_async_arrive_on(smem_base + Traits::v_raw_full_barrier(raw));
+      // The other offsets buffer was last read in step it - 1, before the previous sync.
+      const int page_after = it + 2 < n_iters ? Base::fetch_page(p, seq, b, n_end - 3 - it, tid) : 0;
+      if (it + 1 < n_iters) {
+        int64_t* next = offsets_of(it + 1);
+        Base::compute_row_offsets(p, seq, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
+      }
+      page_next = page_after;
+      named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   }

@@ -467,6 +467,12 @@ TEST(TileTable, Fp8NativeTwoCtaTileFitsTwoCtasPerSm) {
   EXPECT_EQ(t.block_n % 64, 0);  // V^T rows of block_n e4m3 keys: the 64-byte swizzle at 64
 }
 
+TEST(Experiment, ParsesFp8CopiesToken) {
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_copies);
+  EXPECT_TRUE(Experiment::parse("fp8-cpasync").fp8_native_copies);
+  EXPECT_TRUE(Experiment::parse("fp8-cpasync").fp8_native);
+}
+
 TEST(Experiment, ParsesFp8TwoCtaToken) {
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_two_ctas);
   EXPECT_FALSE(Experiment::parse("no-fp8-cta2").fp8_two_ctas);

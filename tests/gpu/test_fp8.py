@@ -9,9 +9,10 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4": e4m3 q/k/v on the converting tiles (the default takes
-the native e4m3 tiles at d 128), those with the 8-byte copy path the default leaves for unaligned rows, and the
-native tiles with one and four warps issuing K's and V's boxes (the default: two); "none" skips),
+"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync": e4m3 q/k/v on the converting tiles (the
+default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy path the default leaves for
+unaligned rows, the native tiles with one and four warps issuing K's and V's boxes (the default: two), and the
+native tiles taking K and V by 16-byte copies in every call; "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
     FLASHSEEK_EXPERIMENT=fp8-convert python -m pytest tests/gpu/test_fp8.py -q
@@ -84,13 +85,15 @@ EXTRA = [
     _sc(H, "q200s1k_32q1s1k", "q-stride-bt-stride", q_row_pad=2 * 8 * 128, block_table_pad=7),
     _sc(H, "16q1s2k", "batched-gaps", kv_layout="batched", kv_gap=61),
     _sc(H, "q2k_16q1s3k", "noout", out_given=False, descale="ones"),
-    # the native two-CTA decode tile (256 CTAs >= 1.5 waves, no split; a last block of 28 keys), and the same grid
-    # where the native tiles refuse the call (q rows 8 bytes off 16-byte alignment; 1-token pages no TMA box can
-    # take) and the converting tile runs it
+    # the native two-CTA decode tile (256 CTAs >= 1.5 waves, no split; a last block of 28 keys); the same grid where
+    # the native tiles refuse the call (q rows 8 bytes off 16-byte alignment: the converting tile runs it) and where
+    # no TMA box fits (1-token pages, 4-token pages of a prefill: K and V by copies)
     _sc("L8", "32q1s1500", "two-cta-decode", return_lse=True),
     _sc("L8", "32q1s1500", "two-cta-batched", kv_layout="batched", kv_gap=37, descale="stride0"),
     _sc("L8", "32q1s1500", "two-cta-fallback-q-stride", q_row_pad=8),
-    _sc("L8", "32q1s1500", "two-cta-fallback-page1", page_size=1),
+    _sc("L8", "32q1s1500", "two-cta-page1-copies", page_size=1),
+    _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4-copies", page_size=4, return_lse=True),
+    _sc(custom_heads(8, 1, 64), "q257s1000_16q1s600", "d64-page4-copies", page_size=4),
 ]
 
 
@@ -279,7 +282,7 @@ def test_rejections_name_the_argument():
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
-                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4").split(",")
+                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync").split(",")
     if v and v != "none"]
 
 
