@@ -41,8 +41,6 @@
 //                entry 19: 0.77-0.92 of the bf16 decode time against 1.14-1.41 converting)
 //   fp8-cpasync  the native e4m3 tiles take K and V by 16-byte copies from the producer's 128 threads in every call
 //                (default: TMA boxes where a tensor map describes them, copies where not; producer_fp8_native.h)
-//   fp8-vcopies  the native e4m3 tiles take K by TMA and the raw V by 16-byte copies (where TMA takes the call and
-//                rows are 16-byte aligned; Fp8Mode kFp8VByCopies)
 //   fp8-native   the default; kept so that older commands still parse
 //   fp8-native-1p the native tiles with P as one e4m3 term, as FA3 (misses vLLM's 0.15 rule on two cases, entry 19)
 //   fp8-nocvt    DIAGNOSTIC (wrong results): the fp8 producer skips the conversion (copy cost alone)
@@ -81,7 +79,6 @@ struct Experiment {
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_copies = false;  // native e4m3 K/V by copies everywhere (fp8-cpasync)
-  bool fp8_v_copies = false;  // native e4m3: K by TMA, V by copies (fp8-vcopies)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_skip_convert = false;  // diagnostic
   bool fp8_skip_copy = false;     // diagnostic
@@ -128,7 +125,6 @@ struct Experiment {
       else if (t == "fp8-native-1p") e.fp8_native = e.fp8_native_one_p = true;
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-cpasync") e.fp8_native_copies = true;
-      else if (t == "fp8-vcopies") e.fp8_v_copies = true;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;
       else if (t == "fp8-nocopy") e.fp8_skip_copy = true;
       else if (t == "host-stop-run") e.host_stop = 1;

@@ -67,7 +67,6 @@ int fp8_mode_of(const FwdParams& p, bool fp8_kv, const Experiment& e) {
   if (e.fp8_skip_convert) mode |= kFp8SkipConvert;
   if (e.fp8_skip_copy) mode |= kFp8SkipCopy;
   if (e.fp8_keyed_transpose) mode |= kFp8KeyedTranspose;
-  if (e.fp8_v_copies && aligned) mode |= kFp8VByCopies;
   return mode;
 }
 

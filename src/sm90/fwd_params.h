@@ -54,15 +54,7 @@ enum class ScalarType : int32_t { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 // kFp8KeyedTranspose: the native e4m3 producer transposes every V block on the last block's path (each key's
 // address computed, keys past the end zeroed) instead of full blocks' constant offsets: the same bits, the
 // transpose's cost before docs/perf-log.md entry 24 (an A/B switch).
-// kFp8VByCopies: the native e4m3 producer takes K by TMA and the raw V by 16-byte copies from its 128 threads
-// (producer_fp8_native.h): half the boxes per block for the TMA unit, half the copies for the threads.
-enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4, kFp8KeyedTranspose = 8, kFp8VByCopies = 16 };
-
-// Arrivals a native e4m3 raw V stage's full barrier expects: one (the TMA issuer's, with the transaction count),
-// or one per producer thread when V comes by copies.
-constexpr int raw_v_full_arrivals(int kv_tma_rows, int fp8_mode) {
-  return kv_tma_rows > 0 && (fp8_mode & kFp8VByCopies) == 0 ? 1 : 128;
-}
+enum Fp8Mode : int { kFp8Copy16 = 1, kFp8SkipConvert = 2, kFp8SkipCopy = 4, kFp8KeyedTranspose = 8 };
 
 // An fp32 per-(sequence, KV head) factor of an fp8 operand (q_descale, k_descale, v_descale of shape (B, Hkv)),
 // read at b * batch_stride + kv_head * head_stride (either stride may be 0: broadcast views). Null: 1.

@@ -107,11 +107,7 @@ struct ProducerFp8Native {
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
     if (p.kv_tma_rows == 0) {
-      run_by_copies<false>(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
-      return;
-    }
-    if ((p.fp8_mode & kFp8VByCopies) != 0) {
-      run_by_copies<true>(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+      run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       return;
     }
     const uint32_t smem_base = smem_addr(smem);
@@ -181,29 +177,13 @@ struct ProducerFp8Native {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   }
 
-  // The raw V, and K unless kKByTma, by 16-byte copies from all 128 threads (the header), in the TMA path's order:
-  // each step transposes block it - kLag, then loads block it. kKByTma (kFp8VByCopies): K's boxes as the TMA path
-  // issues them (the warps issue_roles gives K), V by copies.
-  template <bool kKByTma>
-  __device__ static void run_by_copies(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
-                                       int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+  // K and the raw V by 16-byte copies from all 128 threads (the header), in the TMA path's order: each step
+  // transposes block it - kLag, then copies block it.
+  __device__ static void run_by_copies(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head,
+                                       int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
     using Base = Producer<Traits>;
     const uint32_t smem_base = smem_addr(smem);
-    const int lane = tid % 32;
-    if (kKByTma && tid == 0) prefetch_tensormap(&maps.k);
     Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
-    const int box_rows = p.kv_tma_rows;
-    const bool has_box = kKByTma && lane * box_rows < Traits::kBlockN;
-    const int last_key = max(0, seq.seqlen_k - 1);
-    const typename Tma::IssueRoles roles = Tma::issue_roles(p, tid / 32);
-    const bool issues_k = kKByTma && roles.k;
-    auto coord_of = [&](int i) {
-      return i < n_end - n_begin && has_box
-                 ? Tma::box_coord(p, seq, b, min((n_end - 1 - i) * Traits::kBlockN + lane * box_rows, last_key))
-                 : typename Tma::BoxCoord{0, 0};
-    };
-    typename Tma::BoxCoord next{0, 0};
-    if (issues_k) next = coord_of(0);
     const uint8_t* k = static_cast<const uint8_t*>(p.k) + static_cast<int64_t>(kv_head) * p.k_head_stride;
     const uint8_t* v = static_cast<const uint8_t*>(p.v) + static_cast<int64_t>(kv_head) * p.v_head_stride;
     int64_t* offsets = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
@@ -223,20 +203,10 @@ struct ProducerFp8Native {
       const int raw = it % Traits::kRawStages;
       const int64_t* k_off = offsets_of(it);
       const int64_t* v_off = k_off + Traits::kBlockN;
-      const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
-      if constexpr (kKByTma) {
-        if (issues_k) {
-          const typename Tma::BoxCoord c = next;
-          next = coord_of(it + 1);
-          Tma::template issue_block<typename Traits::KTile, kThreads>(
-              &maps.k, k_tile, smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage),
-              phase ^ 1, kv_head, c, lane, box_rows, has_box, roles.k_share);
-        }
-      } else {
-        mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-        copy_rows<typename Traits::KTile>(k, k_off, k_chunks, k_tile, tid);
-        cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
-      }
+      mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
+      copy_rows<typename Traits::KTile>(k, k_off, k_chunks, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                                        tid);
+      cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
       // The raw stage's previous block (it - kRawStages) must have been transposed by every producer warp.
       mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
       copy_rows<typename Traits::VRawTile>(v, v_off, v_chunks,

@@ -12,7 +12,7 @@ FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a 
 "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync": e4m3 q/k/v on the converting tiles (the
 default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy path the default leaves for
 unaligned rows, the native tiles with one and four warps issuing K's and V's boxes (the default: two), and the
-native tiles taking K and V by 16-byte copies in every call, or K by TMA and V by copies; "none" skips),
+native tiles taking K and V by 16-byte copies in every call; "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
     FLASHSEEK_EXPERIMENT=fp8-convert python -m pytest tests/gpu/test_fp8.py -q
@@ -282,7 +282,7 @@ def test_rejections_name_the_argument():
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
-                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,fp8-vcopies").split(",")
+                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync").split(",")
     if v and v != "none"]
 
 
