@@ -80,6 +80,13 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     throw Error(Error::Kind::kValue, "head dims: no kernel tile for d=" + std::to_string(in.head_dim) +
                                          ", dv=" + std::to_string(in.head_dim_v));
   }
+  // e4m3 q, k and v run on the native tiles wherever run() can take the call: their block_n (d192 / 128: 128
+  // against the converting tile's 96) is what the split count and the TMA boxes are counted in. A call run() then
+  // gives to the converting tile splits its own blocks into the same count.
+  if (in.fp8_qkv && experiment.fp8_native && !in.mla_decode) {
+    const TileShape native = fp8_native_tile(tile.head_dim, tile.head_dim_v, tile.block_m);
+    if (native.block_m != 0) tile.block_n = native.block_n;
+  }
   const bool persistent =
       !in.mla_decode && prefers_persistent(in, tile.block_m, tile.block_n, qheads_per_kvhead);
   // Long 16-bit d64 tiles take 192 rows (three consumer warpgroups share each K/V block, as FA3 does at d 64): the

@@ -192,8 +192,8 @@ struct NativeKv {
   int tma_rows;
 };
 
-// The native tiles take a call whose padded head dims are 128 / 128, 64 / 64 (64-byte rows, the 64-byte swizzle)
-// or 256 / 256 with d and dv multiples of 16 and whose q rows start 16-byte aligned (16-byte Q copies). K and V
+// The native tiles take a call whose padded head dims have a native tile (64, 128, 256 and 192 / 128; rows of 64
+// or 192 bytes take the 64-byte swizzle) with d and dv multiples of 16 and whose q rows start 16-byte aligned (16-byte Q copies). K and V
 // come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
 // FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every K and V row starts 16-byte aligned. Else, and under
@@ -202,8 +202,7 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
   const Experiment& e = Experiment::get();
   if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
       (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) ||
-      plan.head_dim_padded != plan.head_dim_v_padded ||
-      (plan.head_dim_padded != 128 && plan.head_dim_padded != 64 && plan.head_dim_padded != 256) ||
+      fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m).block_m == 0 ||
       p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
     return {false, 0};
   }
@@ -229,14 +228,16 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
   const int64_t pages = dense ? 1 : p.num_pages;
-  const bool swizzle64 = plan.head_dim_padded == 64;
+  // Rows whose bytes no 128-byte block divides (d 64, d 192) take the 64-byte swizzle (SwizzledTileFor).
+  const bool k_swizzle64 = plan.head_dim_padded % 128 != 0;
+  const bool v_swizzle64 = plan.head_dim_v_padded % 128 != 0;
   const std::string k_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2,
                                                  p.num_heads_kv, rows, pages, p.k_head_stride / 2,
-                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows, swizzle64);
+                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows, k_swizzle64);
   if (!k_why.empty()) return by_copies;
   const std::string v_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2,
                                                  p.num_heads_kv, rows, pages, p.v_head_stride / 2,
-                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows, swizzle64);
+                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows, v_swizzle64);
   return v_why.empty() ? NativeKv{true, box_rows} : by_copies;
 }
 

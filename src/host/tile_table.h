@@ -113,6 +113,12 @@ constexpr TileShape kFp8NativeTiles[] = {
     // 208 KB; m64 16 + 3 x 16 + 3 x 16 + 4 x 16 + 32 = 208 KB.
     {256, 256, 128, 64, 2, true, 3, 1, true},
     {256, 256, 64, 64, 3, true, 4, 1, true},
+    // d192 / 128 (MLA prefill's q and k rows of 192 bytes: three 64-byte-swizzled column blocks, SwizzledTile64;
+    // V and V^T as d128's): block_n 128 as the converting d192 / 128 tiles' 96 would not give whole V^T rows of
+    // the 128-byte swizzle. m128 24 + 2 x (24 + 16) + 3 x 16 + 4 + 32 = 188 KB; m64 12 + 3 x 40 + 4 x 16 + 4 + 16 =
+    // 216 KB.
+    {192, 128, 128, 128, 2, true, 3, 1, true},
+    {192, 128, 64, 128, 3, true, 4, 1, true},
 };
 
 constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {

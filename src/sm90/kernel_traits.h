@@ -94,7 +94,12 @@ struct FwdKernelTraits {
   // consumers take 160 (S 64 + P 32 + O 32 words at d64 / block_n 128; 152 spilled): 128 * 32 + 384 * 160 = 65536.
   static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm == 2;
   // The native e4m3 two-CTA tile's producer transposes V (tile_table.h kFp8NativeTwoCtaTile): 56, consumer 200.
-  static constexpr int kProducerRegs = kConsumerWarpgroups == 3 ? 32 : kFp8Native && kCtasPerSm == 2 ? 56 : 40;
+  // Native d192's producer issues three K boxes per lane (64-byte column blocks) beside the transpose: at 40 it
+  // spilled; 48 + 2 x 232 consumers fill the register file exactly (128 x 48 + 256 x 232 = 65536).
+  static constexpr int kProducerRegs = kConsumerWarpgroups == 3                 ? 32
+                                       : kFp8Native && kCtasPerSm == 2          ? 56
+                                       : kFp8Native && kHeadDim % 128 != 0 && kHeadDim > 64 ? 48
+                                                                                : 40;
   static constexpr int kConsumerRegs =
       kConsumerWarpgroups == 2 ? 232
                                : ((65536 / kCtasPerSm - 128 * kProducerRegs) / (128 * kConsumerWarpgroups)) / 8 * 8;

@@ -105,14 +105,14 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
                 : dispatch_head_dims<Element, false>(d, dv, block_m, l);
 }
 
-// Native e4m3 tiles (q, k and v e4m3, d 128, 64 and 256; tile_table.h kFp8NativeTiles): bf16 out.
-template <int kD, int kVariant>
+// Native e4m3 tiles (q, k and v e4m3, d 128, 64, 256 and 192 / 128; tile_table.h kFp8NativeTiles): bf16 out.
+template <int kD, int kDv, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
-  return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kD, 64, true, kVariant>>(l)
-                       : launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kD, 128, true, kVariant>>(l);
+  return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kDv, 64, true, kVariant>>(l)
+                       : launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kDv, 128, true, kVariant>>(l);
 }
 
-template <int kD>
+template <int kD, int kDv = kD>
 cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
   cudaError_t status;
   if constexpr (kD == 128) {
@@ -123,13 +123,19 @@ cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
       return launch_combine<kD>(l);
     }
   }
-  status = one_p ? launch_fp8_native_tile<kD, kFp8NativeOnePVariant>(block_m, l)
-                 : launch_fp8_native_tile<kD, kFp8NativeVariant>(block_m, l);
+  // d192 / 128 has no one-term P tile (it spilled): fp8-native-1p runs the two-term one there.
+  if constexpr (kD != 192) {
+    status = one_p ? launch_fp8_native_tile<kD, kDv, kFp8NativeOnePVariant>(block_m, l)
+                   : launch_fp8_native_tile<kD, kDv, kFp8NativeVariant>(block_m, l);
+  } else {
+    status = launch_fp8_native_tile<kD, kDv, kFp8NativeVariant>(block_m, l);
+  }
   if (status != cudaSuccess || l.p.num_splits <= 1) return status;
-  return launch_combine<kD>(l);
+  return launch_combine<kDv>(l);
 }
 
 cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Launch& l) {
+  if (d == 192 && dv == 128) return launch_fp8_native_d<192, 128>(block_m, one_p, l);
   if (d != dv) return cudaErrorInvalidValue;
   if (d == 128) return launch_fp8_native_d<128>(block_m, one_p, l);
   if (d == 64) return launch_fp8_native_d<64>(block_m, one_p, l);

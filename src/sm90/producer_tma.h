@@ -83,7 +83,9 @@ struct ProducerTma {
 #pragma unroll
     for (int cb = 0; cb < Tile::kColumnBlocks; ++cb) {
       if (((lane * Tile::kColumnBlocks + cb) & (share.count - 1)) == share.index) {
-        tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * 64, kv_head, c.row, c.page, full_bar);
+        // The box's first column in the map's 16-bit units: a column block is kRowBytes / 2 of them.
+        tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * (Tile::kRowBytes / 2), kv_head, c.row, c.page,
+                    full_bar);
       }
     }
   }

@@ -291,13 +291,20 @@ TEST(TileTable, TmaBoxRowsStartOnSwizzleAtomsAndNeverStraddlePages) {
 TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   for (const TileShape& t : kFp8NativeTiles) {
     EXPECT_TRUE(t.fp8_native && t.fp8_kv);
-    EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
-    // 128-byte rows, or 64-byte rows on the 64-byte swizzle (Q, K and raw V at d64; V^T at block_n 64)
-    EXPECT_TRUE(t.head_dim == 128 || t.head_dim == 64 || t.head_dim == 256);
+    // d192 / 128 keeps block_n 128 (whole 128-byte V^T rows) where its converting tiles take 96; the plan counts
+    // e4m3 q/k/v calls in the native block_n (Plan.Fp8D192PlansInTheNativeBlockN). Its 64- and 128-row tiles agree.
+    if (t.head_dim == 192) {
+      EXPECT_EQ(t.block_n, fp8_native_tile(192, 128, t.block_m == 64 ? 128 : 64).block_n);
+    } else {
+      EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
+    }
+    // 128-byte rows, or 64-byte column blocks on the 64-byte swizzle (Q, K and raw V at d64, Q and K at d192; V^T at
+    // block_n 64)
+    EXPECT_TRUE(t.head_dim == 128 || t.head_dim == 64 || t.head_dim == 256 || t.head_dim == 192);
     EXPECT_TRUE(t.block_n == 128 || t.block_n == 64);  // V^T rows are keys
     EXPECT_GE(t.raw_stages, 2);
     // Q (e4m3) + stages x (K + V^T) + raw V stages + row offsets + the 16-bit O staging tile + barriers.
-    const int smem = t.block_m * t.head_dim + t.stages * 2 * t.block_n * t.head_dim +
+    const int smem = t.block_m * t.head_dim + t.stages * t.block_n * (t.head_dim + t.head_dim_v) +
                      t.raw_stages * t.block_n * t.head_dim_v + 32 * t.block_n + 1024 +
                      t.block_m * t.head_dim_v * 2 + 8 * (1 + 4 * t.stages + 2 * t.raw_stages);
     EXPECT_LE(smem, 232448) << t.block_m;
@@ -465,6 +472,28 @@ TEST(TileTable, Fp8NativeTwoCtaTileFitsTwoCtasPerSm) {
   EXPECT_EQ(t.head_dim, 128);
   EXPECT_EQ(t.block_m, 64);
   EXPECT_EQ(t.block_n % 64, 0);  // V^T rows of block_n e4m3 keys: the 64-byte swizzle at 64
+}
+
+// e4m3 q/k/v at d192 / 128 plans in the native tiles' block_n (128), not the converting tile's (96): the splits and
+// the TMA boxes count the blocks the kernel runs.
+TEST(Plan, Fp8D192PlansInTheNativeBlockN) {
+  if (!Experiment::get().fp8_native) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has fp8-convert";
+  for (const int max_q : {1, 512}) {
+    SchedulerArgs s;
+    s.batch_size = 4;
+    s.max_seqlen_q = max_q;
+    s.max_seqlen_k = 4096;
+    s.num_heads_q = s.num_heads_kv = 16;
+    s.headdim = 192;
+    s.headdim_v = 128;
+    s.cache_seqlens = tensor(DType::kInt32, {4});
+    s.page_size = 16;
+    s.causal = true;
+    s.qkv_dtype = DType::kFloat8E4M3;
+    const LaunchPlan fp8 = make_plan(s, DeviceInfo{});
+    EXPECT_EQ(fp8.block_n, fp8_native_tile(192, 128, fp8.block_m).block_n);
+    EXPECT_EQ(fp8.block_n, 128);
+  }
 }
 
 TEST(Experiment, ParsesFp8CopiesToken) {

@@ -94,6 +94,11 @@ EXTRA = [
     _sc("L8", "32q1s1500", "two-cta-page1-copies", page_size=1),
     _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4-copies", page_size=4, return_lse=True),
     _sc(custom_heads(8, 1, 64), "q257s1000_16q1s600", "d64-page4-copies", page_size=4),
+    # e4m3 q/k/v at d192 / 128 (MLA prefill; the native tiles' three 64-byte-swizzled column blocks)
+    _sc("MLAp16", "q300_q77", "d192x128-varlen", kv_layout="varlen", return_lse=True),
+    _sc("MLAp16", "q200s900_16q1s700", "d192x128-paged", causal=True),
+    _sc("MLAp16", "8q1s3000", "d192x128-splits", num_splits=8, return_lse=True),
+    _sc(custom_heads(16, 2, 192, 128), "q129s463_q5s18_q1s1328", "d192x128-gqa-page1", page_size=1),
 ]
 
 
