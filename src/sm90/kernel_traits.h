@@ -95,17 +95,22 @@ struct FwdKernelTraits {
   static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm == 2;
   // The native e4m3 two-CTA tile's producer transposes V (tile_table.h kFp8NativeTwoCtaTile): 56, consumer 200.
   // Native d192's producer issues three K boxes per lane (64-byte column blocks) beside the transpose: at 40 it
-  // spilled; 48 + 2 x 232 consumers fill the register file exactly (128 x 48 + 256 x 232 = 65536).
+  // spilled; 48 leaves the two consumers 224 each (128 x 48 + 256 x 224 = 63488 <= 384 x 168).
   static constexpr int kProducerRegs = kConsumerWarpgroups == 3                 ? 32
                                        : kFp8Native && kCtasPerSm == 2          ? 56
                                        : kFp8Native && kHeadDim % 128 != 0 && kHeadDim > 64 ? 48
                                                                                 : 40;
+  // setmaxnreg.inc takes registers only from those the CTA's own warpgroups released (it blocks until they are
+  // there): the split must fit what the CTA got at launch, kThreads x the launch bound's registers per thread
+  // (384 threads: 168, not the register file's 65536 / 384; a d192 split of 48 + 2 x 232 = 65536 hung).
+  static constexpr int kLaunchRegs = (65536 / (kThreads * kCtasPerSm)) / 8 * 8;
   static constexpr int kConsumerRegs =
-      kConsumerWarpgroups == 2 ? 232
-                               : ((65536 / kCtasPerSm - 128 * kProducerRegs) / (128 * kConsumerWarpgroups)) / 8 * 8;
+      ((kThreads * kLaunchRegs - 128 * kProducerRegs) / (128 * kConsumerWarpgroups)) / 8 * 8;
+  static_assert(!kReallocateRegisters || kConsumerWarpgroups != 2 || kProducerRegs != 40 || kConsumerRegs == 232,
+                "the measured split of the two-consumer tiles");
   static_assert(!kReallocateRegisters ||
-                    128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= 65536 / kCtasPerSm,
-                "register split over the CTA's share of the register file");
+                    128 * kProducerRegs + 128 * kConsumerWarpgroups * kConsumerRegs <= kThreads * kLaunchRegs,
+                "register split over the registers the CTA holds at launch");
 
   // Tiles in bytes: an e4m3 tile of c columns has the bytes (and swizzle) of a 16-bit tile of c / 2; rows of 64
   // bytes (d64 native e4m3) take the 64-byte swizzle (SwizzledTile64).
