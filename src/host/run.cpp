@@ -196,8 +196,8 @@ struct NativeKv {
 // or 192 bytes take the 64-byte swizzle) with d and dv multiples of 16 and whose q rows start 16-byte aligned (16-byte Q copies). K and V
 // come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns and
 // strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
-// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every K and V row starts 16-byte aligned. Else, and under
-// fp8-convert, the converting tiles.
+// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every K and V row starts 16-byte aligned and the tile has the
+// copy path (TileShape::native_copies). Else, and under fp8-convert, the converting tiles.
 NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   const Experiment& e = Experiment::get();
   if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
@@ -215,7 +215,10 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
                                p.v_page_stride}) {
     rows16 = rows16 && stride % 16 == 0;
   }
-  const NativeKv by_copies{rows16, 0};
+  const TileShape tile = plan.tile_variant == kFp8NativeTwoCtaVariant
+                             ? kFp8NativeTwoCtaTile
+                             : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
+  const NativeKv by_copies{rows16 && tile.native_copies, 0};
   if (e.fp8_native_copies) return by_copies;
   const bool paged = p.kv_layout == KVLayout::kPaged;
   if (paged && p.leftpad_k != nullptr) return by_copies;

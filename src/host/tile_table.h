@@ -14,6 +14,9 @@ struct TileShape {
   int raw_stages;  // fp8_kv: raw e4m3 K/V blocks in flight (staging buffers the copies land in)
   int ctas_per_sm = 1;  // resident CTAs per SM the kernel is built for (__launch_bounds__, register split)
   bool fp8_native = false;  // q, k and v e4m3 multiplied as e4m3 (QGMMA): V transposed, P in e4m3 (no conversion)
+  // Native tiles: the producer also has the copy path for calls no TMA box fits (producer_fp8_native.h); without
+  // it those calls take the converting tile.
+  bool native_copies = true;
 };
 
 // Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
@@ -111,7 +114,9 @@ constexpr TileShape kFp8NativeTiles[] = {
     // d256 (entry 28, not yet run on a GPU): block_n 64 as the converting d256 tiles, so V^T rows are 64 keys (the
     // 64-byte swizzle); S 32 + P 2 x 8 + O 128 words per consumer thread. m128 32 + 2 x 16 + 2 x 16 + 3 x 16 + 64 =
     // 208 KB; m64 16 + 3 x 16 + 3 x 16 + 4 x 16 + 32 = 208 KB.
-    {256, 256, 128, 64, 2, true, 3, 1, true},
+    // The m128 d256 tile has no copy path: with it the tile's TMA path ran d256 e4m3 prefill 1.10x slower (fp8/G9
+    // 2q4k 678 -> 760 us, entry 32) though its logic did not change.
+    {256, 256, 128, 64, 2, true, 3, 1, true, false},
     {256, 256, 64, 64, 3, true, 4, 1, true},
     // d192 / 128 (MLA prefill's q and k rows of 192 bytes: three 64-byte-swizzled column blocks, SwizzledTile64;
     // V and V^T as d128's): block_n 128 as the converting d192 / 128 tiles' 96 would not give whole V^T rows of

@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     if constexpr (Traits::kFp8Native) {
       for (int r = 0; r < Traits::kRawStages; ++r) {
         // TMA: one arrival with the transaction count; by copies: one per producer thread (producer_fp8_native.h)
-        mbarrier_init(base + Traits::v_raw_full_barrier(r), p.kv_tma_rows > 0 ? 1 : 128);
+        mbarrier_init(base + Traits::v_raw_full_barrier(r),
+                      !Traits::kShape.native_copies || p.kv_tma_rows > 0 ? 1 : 128);
         mbarrier_init(base + Traits::v_raw_empty_barrier(r), 4);  // one arrival per producer warp
       }
     }

@@ -106,9 +106,11 @@ struct ProducerFp8Native {
 
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
-    if (p.kv_tma_rows == 0) {
-      run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
-      return;
+    if constexpr (Traits::kShape.native_copies) {
+      if (p.kv_tma_rows == 0) {
+        run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+        return;
+      }
     }
     const uint32_t smem_base = smem_addr(smem);
     const int lane = tid % 32;

@@ -87,12 +87,13 @@ EXTRA = [
     _sc(H, "q2k_16q1s3k", "noout", out_given=False, descale="ones"),
     # the native two-CTA decode tile (256 CTAs >= 1.5 waves, no split; a last block of 28 keys); the same grid where
     # the native tiles refuse the call (q rows 8 bytes off 16-byte alignment: the converting tile runs it) and where
-    # no TMA box fits (1-token pages, 4-token pages of a prefill: K and V by copies)
+    # no TMA box fits (1-token pages, 4-token pages: K and V by copies; the d256 128-row tile has no copy path and
+    # gives those calls to the converting tile)
     _sc("L8", "32q1s1500", "two-cta-decode", return_lse=True),
     _sc("L8", "32q1s1500", "two-cta-batched", kv_layout="batched", kv_gap=37, descale="stride0"),
     _sc("L8", "32q1s1500", "two-cta-fallback-q-stride", q_row_pad=8),
     _sc("L8", "32q1s1500", "two-cta-page1-copies", page_size=1),
-    _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4-copies", page_size=4, return_lse=True),
+    _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4", page_size=4, return_lse=True),
     _sc(custom_heads(8, 1, 64), "q257s1000_16q1s600", "d64-page4-copies", page_size=4),
     # e4m3 q/k/v at d192 / 128 (MLA prefill; the native tiles' three 64-byte-swizzled column blocks)
     _sc("MLAp16", "q300_q77", "d192x128-varlen", kv_layout="varlen", return_lse=True),
