@@ -5,6 +5,8 @@
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
 #          ncu-scn:<scenario>[,<value>] (scripts/ncu_scenario.sh: the forward kernel of one grid scenario under ncu)
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
+#          A py: step is cut after PY_TIMEOUT seconds (default 240; env:PY_TIMEOUT=N for a longer script, 0 for
+#          none) and an eval: step after EVAL_TIMEOUT (default none), so that a deadlocking kernel costs one step
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
 # Folders under $OUT come back packed as <folder>.tgz (see the end). Example: scripts/gpu-run.sh build prims smoke
@@ -61,7 +63,12 @@ run_step() {
       timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" \
         | tail -60 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
-    py:*) python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80 ;;
+    # PY_TIMEOUT (seconds, default 240; env:PY_TIMEOUT=N, 0 for none): a new kernel that deadlocks (a barrier or
+    # register-pool wait) holds a step until the call's limit; cut it and go on with the next steps.
+    py:*) timeout -k 10 "${PY_TIMEOUT:-240}" python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80
+          local rc=${PIPESTATUS[0]}
+          if [ "$rc" = 124 ]; then echo "py step cut after ${PY_TIMEOUT:-240} s (PY_TIMEOUT)" | tee -a "$OUT/py.log"; fi
+          (exit "$rc") ;;
     env:*) export "${step#env:}"; return ;;  # env:NAME=VALUE holds for the steps after it
     unenv:*) unset "${step#unenv:}"; return ;;
     ncu:*) local a=${step#ncu:}; OUT=$OUT scripts/ncu_prefill.sh ${a%%,*} $( [ "${a#*,}" != "$a" ] && echo ${a#*,} ) 2>&1 \
