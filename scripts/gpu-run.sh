@@ -2,6 +2,7 @@
 # One GPU-machine call: build (cmake + ninja, reusing build/gpu when the machine is warm), then the steps named
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
 #   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
+#          micro-tma[:<args>] (scripts/micro_tma.sh: the TMA streaming micro-benchmark; e.g. micro-tma:--heads-only)
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
 #          ncu-scn:<scenario>[,<value>] (scripts/ncu_scenario.sh: the forward kernel of one grid scenario under ncu)
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
@@ -69,6 +70,10 @@ run_step() {
           local rc=${PIPESTATUS[0]}
           if [ "$rc" = 124 ]; then echo "py step cut after ${PY_TIMEOUT:-240} s (PY_TIMEOUT)" | tee -a "$OUT/py.log"; fi
           (exit "$rc") ;;
+    micro-tma|micro-tma:*)  # the TMA streaming micro-benchmark (scripts/micro_tma.sh); micro-tma:--heads-only etc.
+      local margs=${step#micro-tma}; margs=${margs#:}
+      # shellcheck disable=SC2086
+      BUILD=$BUILD OUT=$OUT timeout -k 10 "${PY_TIMEOUT:-240}" scripts/micro_tma.sh $margs 2>&1 | tail -80 ;;
     env:*) export "${step#env:}"; return ;;  # env:NAME=VALUE holds for the steps after it
     unenv:*) unset "${step#unenv:}"; return ;;
     ncu:*) local a=${step#ncu:}; OUT=$OUT scripts/ncu_prefill.sh ${a%%,*} $( [ "${a#*,}" != "$a" ] && echo ${a#*,} ) 2>&1 \

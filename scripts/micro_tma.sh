@@ -2,7 +2,8 @@
 # Builds and runs the TMA streaming micro-benchmark (bench/micro/tma_stream.cu): per-CTA and total GB/s of a paged
 # KV cache streamed into shared memory, against box size, stages, issuing lanes and CTAs. About a minute at most.
 #   BUILD: build folder (default build); OUT: where micro_tma.txt goes (default gpu-out).
-#   Arguments go to the program: --keys N (per CTA, 4096), --compute-ns N (consumer spin per block, 0), --reps N (11).
+#   Arguments go to the program: --keys N (per CTA, 4096), --compute-ns N (consumer spin per block, 0), --reps N (11),
+#   --heads-only (only the multi-head boxes: all KV heads of an NHD page in one box).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -5,7 +5,11 @@
 // into a ring of stages, one consumer warpgroup waits for each stage, reads two words of it into a checksum, can
 // spin to stand in for compute, and frees it.
 //   build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/micro/tma_stream.cu -o build/tma_stream
-//   run:   build/tma_stream [--keys N per CTA (4096)] [--compute-ns N per block (0)] [--reps N (11)]
+//   run:   build/tma_stream [--keys N per CTA (4096)] [--compute-ns N per block (0)] [--reps N (11)] [--heads-only]
+// Multi-head boxes (the "heads" column; --heads-only runs just those): the cache holds H KV heads per row, as an NHD
+// cache does ([pages][page_size][H][row bytes]), and one box takes all H heads of a page's rows (tensor map
+// dims ordered columns, rows, heads, pages: the box lands head by head, each head's rows a whole swizzle atom
+// group). The question: do H x fewer, H x larger boxes lift e4m3 at page 16 from one SM's box rate to the DRAM's?
 #include <cuda.h>  // CUtensorMap and its enums (types only: no -lcuda)
 #include <cuda_runtime.h>
 
@@ -44,13 +48,14 @@ struct Shape {
   Copy copy;
   bool swizzle128;    // tensor copies: 128-byte swizzle, so boxes are 128 bytes wide (two per 256-byte row)
   bool lane_per_box;  // each lane issues one box; else lane 0 issues all boxes of a block, one after the other
+  int heads = 1;      // KV heads per cache row and per box (tensor copies only)
   __host__ __device__ int col_bytes() const { return copy == Copy::kTensor && swizzle128 ? 128 : row_bytes; }
   __host__ __device__ int column_blocks() const { return row_bytes / col_bytes(); }
   __host__ __device__ int box_rows() const { return page_size < block_n ? page_size : block_n; }
-  __host__ __device__ int box_bytes() const { return box_rows() * col_bytes(); }
+  __host__ __device__ int box_bytes() const { return box_rows() * col_bytes() * heads; }
   __host__ __device__ int boxes_per_tile() const { return block_n / box_rows() * column_blocks(); }
   __host__ __device__ int boxes_per_block() const { return 2 * boxes_per_tile(); }  // K and V
-  __host__ __device__ int tile_bytes() const { return block_n * row_bytes; }
+  __host__ __device__ int tile_bytes() const { return block_n * row_bytes * heads; }
   __host__ __device__ int stage_bytes() const { return 2 * tile_bytes(); }
   __host__ __device__ int blocks() const { return keys_per_cta / block_n; }
   __host__ __device__ int pages_per_cta() const { return keys_per_cta / page_size; }
@@ -59,7 +64,7 @@ struct Shape {
 };
 
 struct Cache {
-  const uint8_t* k;         // [pages][page_size][1 head][row_bytes]
+  const uint8_t* k;         // [pages][page_size][heads][row_bytes]
   const uint8_t* v;
   const int* block_table;  // [grid][pages_per_cta] physical page ids, as vLLM's
 };
@@ -123,7 +128,8 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
 
 // Where one box of a key block lands and what it reads. Box order: K boxes then V boxes; within a tile, row groups
 // (a page, or block_n rows of a larger page), each split into 128-byte column blocks under the swizzle. Tile layout:
-// column block major, then rows (prims/smem_tile.h's SwizzledTile).
+// column block major, then rows (prims/smem_tile.h's SwizzledTile); a multi-head box holds its heads one after the
+// other, each box_rows rows.
 struct Box {
   uint32_t dst;  // shared address
   int kv, col, row, page;
@@ -135,7 +141,7 @@ __device__ __forceinline__ Box box_of(const Shape& s, const int* page_ids, uint3
   const int kv = i / s.boxes_per_tile(), r = i % s.boxes_per_tile();
   const int group = r / s.column_blocks(), cb = r % s.column_blocks();
   const int key = b * s.block_n + group * s.box_rows();
-  return {stage_smem + kv * s.tile_bytes() + cb * s.block_n * s.col_bytes() + group * s.box_bytes(), kv,
+  return {stage_smem + kv * s.tile_bytes() + cb * s.block_n * s.heads * s.col_bytes() + group * s.box_bytes(), kv,
           cb * s.col_bytes(), key % s.page_size, page_ids[key / s.page_size]};
 }
 
@@ -150,7 +156,7 @@ __device__ __forceinline__ void issue(const Box& x, const Shape& s, const CUtens
     const uint8_t* src = (x.kv ? cache.v : cache.k) + (size_t(x.page) * s.page_size + x.row) * s.row_bytes;
     bulk_load(x.dst, src, s.box_bytes(), full_bar);
   } else {
-    tma_load_4d(x.dst, x.kv ? v_map : k_map, x.col, 0, x.row, x.page, full_bar);
+    tma_load_4d(x.dst, x.kv ? v_map : k_map, x.col, x.row, 0, x.page, full_bar);  // dims: cols, rows, heads, pages
   }
 }
 
@@ -199,7 +205,9 @@ __global__ void __launch_bounds__(kThreads) stream_kv(const __grid_constant__ CU
       }
     }
   } else {  // consumer warpgroup
-    const uint32_t row_offset = (threadIdx.x % s.block_n) * s.col_bytes();  // column block 0 of one row
+    // Column block 0 of one row of head 0: its box group, then the row inside the group's first head.
+    const int t = threadIdx.x % s.block_n;
+    const uint32_t row_offset = (t / s.box_rows()) * s.box_bytes() + (t % s.box_rows()) * s.col_bytes();
     uint32_t sum = 0;
     for (int b = 0; b < s.blocks(); ++b) {
       const int st = b % s.stages;
@@ -225,8 +233,9 @@ void check_cuda(cudaError_t e, const char* what, int line) {
   std::exit(1);
 }
 
-// uint8 elements: dims (row bytes, 1 head, page rows, pages), box (col_bytes, 1, box_rows, 1). Under the 128-byte
-// swizzle a box is at most 128 bytes wide (two boxes per 256-byte row); without swizzle a box is the whole row.
+// uint8 elements: dims (row bytes, page rows, heads, pages), box (col_bytes, box_rows, heads, 1): a box lands head by
+// head. Under the 128-byte swizzle a box is at most 128 bytes wide (two boxes per 256-byte row); without swizzle a
+// box is the whole row.
 CUtensorMap encode_map(const uint8_t* base, const Shape& s, int64_t pages) {
   CUtensorMap map{};
   if (s.copy != Copy::kTensor) return map;
@@ -235,10 +244,11 @@ CUtensorMap encode_map(const uint8_t* base, const Shape& s, int64_t pages) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled not available from the driver\n");
     std::exit(1);
   }
-  const cuuint64_t dims[4] = {cuuint64_t(s.row_bytes), 1, cuuint64_t(s.page_size), cuuint64_t(pages)};
-  const cuuint64_t strides[3] = {cuuint64_t(s.row_bytes), cuuint64_t(s.row_bytes),
-                                 cuuint64_t(s.page_size) * s.row_bytes};
-  const cuuint32_t box[4] = {cuuint32_t(s.col_bytes()), 1, cuuint32_t(s.box_rows()), 1};
+  const cuuint64_t dims[4] = {cuuint64_t(s.row_bytes), cuuint64_t(s.page_size), cuuint64_t(s.heads),
+                              cuuint64_t(pages)};
+  const cuuint64_t strides[3] = {cuuint64_t(s.heads) * s.row_bytes, cuuint64_t(s.row_bytes),
+                                 cuuint64_t(s.page_size) * s.heads * s.row_bytes};
+  const cuuint32_t box[4] = {cuuint32_t(s.col_bytes()), cuuint32_t(s.box_rows()), cuuint32_t(s.heads), 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<uint8_t*>(base), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -259,8 +269,9 @@ std::vector<uint32_t> expected_checksums(const Shape& s, const std::vector<int>&
     for (int b = 0; b < s.blocks(); ++b)
       for (int t = 0; t < kConsumerThreads; ++t) {
         const int key = b * s.block_n + t % s.block_n;
-        const uint64_t row = uint64_t(table[size_t(c) * s.pages_per_cta() + key / s.page_size]) * s.page_size +
-                             key % s.page_size;
+        // head 0's row of this key: cache rows are (page, row in page, head)
+        const uint64_t row = (uint64_t(table[size_t(c) * s.pages_per_cta() + key / s.page_size]) * s.page_size +
+                              key % s.page_size) * s.heads;
         sums[c] += row_word(kSaltK, row) + row_word(kSaltV, row);
       }
   return sums;
@@ -312,6 +323,12 @@ Timing measure(const Shape& s, int grid, int64_t pages, const Buffers& buf, cons
   return {median(event_us), median(cta_us), sums == expected};
 }
 
+bool has_flag(int argc, char** argv, const char* name) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return true;
+  return false;
+}
+
 int arg_int(int argc, char** argv, const char* name, int fallback) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
@@ -344,14 +361,17 @@ int main(int argc, char** argv) {
   CHECK(cudaFuncSetAttribute(stream_kv, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
   const long long compute_cycles = (long long)compute_ns * clock_khz / 1000000;  // at the peak clock
 
-  // One cache large enough for every CTA of the largest grid (2 per SM); smaller grids use its first sequences.
+  // One cache large enough for every CTA of the largest grid (2 per SM) at the most heads per row; smaller grids use
+  // its first sequences.
+  const bool heads_only = has_flag(argc, argv, "--heads-only");
+  constexpr int kMaxHeads = 8;
   const int max_grid = 2 * sms;
   const int64_t rows = int64_t(max_grid) * keys;
   Buffers buf{};
   uint8_t *k = nullptr, *v = nullptr;
   int* table_dev = nullptr;
-  CHECK(cudaMalloc(&k, rows * 256));
-  CHECK(cudaMalloc(&v, rows * 256));
+  CHECK(cudaMalloc(&k, rows * 256 * kMaxHeads));
+  CHECK(cudaMalloc(&v, rows * 256 * kMaxHeads));
   CHECK(cudaMalloc(&table_dev, rows / 16 * sizeof(int)));
   CHECK(cudaMalloc(&buf.flush, kFlushBytes));
   CHECK(cudaMalloc(&buf.checksums, max_grid * sizeof(uint32_t)));
@@ -360,11 +380,22 @@ int main(int argc, char** argv) {
 
   std::printf("# tma_stream: %d SMs, %d keys per CTA, consumer spin %d ns per block, median of %d repeats, L2 flushed\n",
               sms, keys, compute_ns, reps);
-  std::printf("%5s %3s %4s %4s %4s %3s %5s %-9s %5s %6s %5s %9s %8s %8s %8s %7s %7s %5s\n", "grid", "cps", "page",
-              "rowB", "blkn", "stg", "flyKB", "copy", "lanes", "boxB", "boxes", "event_us", "cta_us", "GBs/cta",
-              "GBs_tot", "ns/box", "lat_us", "check");
+  std::printf("%5s %3s %4s %4s %5s %4s %3s %5s %-9s %5s %6s %5s %9s %8s %8s %8s %7s %7s %5s\n", "grid", "cps",
+              "page", "rowB", "heads", "blkn", "stg", "flyKB", "copy", "lanes", "boxB", "boxes", "event_us", "cta_us",
+              "GBs/cta", "GBs_tot", "ns/box", "lat_us", "check");
   bool all_ok = true;
+  auto print_row = [&](const Shape& s, int grid, int ctas_per_sm, const char* name, const Timing& t) {
+    const double cta_bytes = double(s.blocks()) * s.stage_bytes();
+    std::printf("%5d %3d %4d %4d %5d %4d %3d %5d %-9s %5d %6d %5d %9.1f %8.1f %8.1f %8.1f %7.1f %7.2f %5s\n", grid,
+                ctas_per_sm, s.page_size, s.row_bytes, s.heads, s.block_n, s.stages, s.stages * s.stage_bytes() / 1024,
+                name, s.issuing_lanes(), s.box_bytes(), s.boxes_per_block(), t.event_us, t.cta_us,
+                cta_bytes / t.cta_us / 1e3, grid * cta_bytes / t.event_us / 1e3,
+                t.cta_us * 1e3 / (double(s.blocks()) * s.boxes_per_block()), t.cta_us * s.stages / s.blocks(),
+                t.ok ? "ok" : "BAD");
+    std::fflush(stdout);
+  };
   for (const int row_bytes : {256, 128}) {  // bf16 d128, e4m3 d128
+    if (heads_only) break;
     fill_rows<<<4 * sms, 256>>>(reinterpret_cast<uint32_t*>(k), rows * row_bytes / 4, row_bytes / 4, kSaltK);
     fill_rows<<<4 * sms, 256>>>(reinterpret_cast<uint32_t*>(v), rows * row_bytes / 4, row_bytes / 4, kSaltV);
     CHECK(cudaGetLastError());
@@ -394,15 +425,44 @@ int main(int argc, char** argv) {
               s.lane_per_box = lane_per_box;
               const Timing t = measure(s, grid, pages, buf, expected, reps);
               all_ok = all_ok && t.ok;
-              const double cta_bytes = double(s.blocks()) * s.stage_bytes();
-              std::printf("%5d %3d %4d %4d %4d %3d %5d %-9s %5d %6d %5d %9.1f %8.1f %8.1f %8.1f %7.1f %7.2f %5s\n",
-                          grid, ctas_per_sm, page_size, row_bytes, block_n, stages, stages * s.stage_bytes() / 1024,
-                          variant.name, s.issuing_lanes(), s.box_bytes(), s.boxes_per_block(), t.event_us, t.cta_us,
-                          cta_bytes / t.cta_us / 1e3, grid * cta_bytes / t.event_us / 1e3,
-                          t.cta_us * 1e3 / (double(s.blocks()) * s.boxes_per_block()), t.cta_us * stages / s.blocks(),
-                          t.ok ? "ok" : "BAD");
-              std::fflush(stdout);
+              print_row(s, grid, ctas_per_sm, variant.name, t);
             }
+          }
+        }
+      }
+    }
+  }
+  // Multi-head boxes at page 16: one box per page and operand takes `heads` KV heads (the rows of an NHD page), so a
+  // CTA streams `heads` heads of its sequence with heads x fewer boxes per byte. heads 1 is the per-head baseline
+  // in the same layout. A stage holds 128 / heads keys (one page at least; half of that at two CTAs per SM).
+  for (const int row_bytes : {128, 256}) {
+    for (const int heads : {1, 4, kMaxHeads}) {
+      const int64_t cache_rows = rows * heads;
+      fill_rows<<<4 * sms, 256>>>(reinterpret_cast<uint32_t*>(k), cache_rows * row_bytes / 4, row_bytes / 4, kSaltK);
+      fill_rows<<<4 * sms, 256>>>(reinterpret_cast<uint32_t*>(v), cache_rows * row_bytes / 4, row_bytes / 4, kSaltV);
+      CHECK(cudaGetLastError());
+      const int page_size = 16;
+      const int64_t pages = rows / page_size;
+      std::vector<int> table(pages);
+      std::iota(table.begin(), table.end(), 0);
+      std::shuffle(table.begin(), table.end(), std::mt19937(4321 + heads));
+      CHECK(cudaMemcpy(table_dev, table.data(), pages * sizeof(int), cudaMemcpyHostToDevice));
+      for (const int grid : {sms, 2 * sms}) {
+        const int ctas_per_sm = grid > sms ? 2 : 1;
+        const int block_n = std::max(page_size, 128 / heads / ctas_per_sm);
+        Shape s{page_size, row_bytes, block_n, 2, keys, compute_cycles, Copy::kTensor, true, false};
+        s.heads = heads;
+        const std::vector<uint32_t> expected = expected_checksums(s, table, grid);
+        for (const int stages : {2, 3, 4, 6}) {
+          s.stages = stages;
+          int fits = 0;
+          CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, stream_kv, kThreads, s.smem_bytes()));
+          if (int(s.smem_bytes()) > max_dynamic || fits < ctas_per_sm || s.boxes_per_block() > 32) continue;
+          for (const bool lane_per_box : {false, true}) {
+            s.lane_per_box = lane_per_box;
+            const Timing t = measure(s, grid, pages, buf, expected, reps);
+            all_ok = all_ok && t.ok;
+            print_row(s, grid, ctas_per_sm, "tma-sw128", t);
           }
         }
       }
