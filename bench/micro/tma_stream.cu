@@ -384,6 +384,12 @@ int main(int argc, char** argv) {
               "page", "rowB", "heads", "blkn", "stg", "flyKB", "copy", "lanes", "boxB", "boxes", "event_us", "cta_us",
               "GBs/cta", "GBs_tot", "ns/box", "lat_us", "check");
   bool all_ok = true;
+  // Whether a shape's stages fit shared memory at its CTAs per SM, with a block's boxes one per lane at most.
+  auto runs = [&](const Shape& s, int ctas_per_sm) {
+    int fits = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, stream_kv, kThreads, s.smem_bytes()));
+    return int(s.smem_bytes()) <= max_dynamic && fits >= ctas_per_sm && s.boxes_per_block() <= 32;
+  };
   auto print_row = [&](const Shape& s, int grid, int ctas_per_sm, const char* name, const Timing& t) {
     const double cta_bytes = double(s.blocks()) * s.stage_bytes();
     std::printf("%5d %3d %4d %4d %5d %4d %3d %5d %-9s %5d %6d %5d %9.1f %8.1f %8.1f %8.1f %7.1f %7.2f %5s\n", grid,
@@ -412,9 +418,7 @@ int main(int argc, char** argv) {
         const std::vector<uint32_t> expected = expected_checksums(s, table, grid);
         for (const int stages : {2, 3, 4, 6}) {
           s.stages = stages;
-          int fits = 0;
-          CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, stream_kv, kThreads, s.smem_bytes()));
-          if (int(s.smem_bytes()) > max_dynamic || fits < ctas_per_sm || s.boxes_per_block() > 32) continue;
+          if (!runs(s, ctas_per_sm)) continue;
           const struct { Copy copy; bool swizzle128; const char* name; } variants[] = {
               {Copy::kTensor, true, "tma-sw128"}, {Copy::kTensor, false, "tma-none"}, {Copy::kBulk, false, "bulk"}};
           for (const auto& variant : variants) {
@@ -455,9 +459,7 @@ int main(int argc, char** argv) {
         const std::vector<uint32_t> expected = expected_checksums(s, table, grid);
         for (const int stages : {2, 3, 4, 6}) {
           s.stages = stages;
-          int fits = 0;
-          CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, stream_kv, kThreads, s.smem_bytes()));
-          if (int(s.smem_bytes()) > max_dynamic || fits < ctas_per_sm || s.boxes_per_block() > 32) continue;
+          if (!runs(s, ctas_per_sm)) continue;
           for (const bool lane_per_box : {false, true}) {
             s.lane_per_box = lane_per_box;
             const Timing t = measure(s, grid, pages, buf, expected, reps);

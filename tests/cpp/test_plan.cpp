@@ -391,25 +391,33 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
   }
 }
 
+// A one-token decode of `batch` sequences, page 16, on the H200's SM count.
+LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv, int d, int seqlen_k,
+                       int num_splits) {
+  SchedulerArgs s;
+  s.batch_size = batch;
+  s.max_seqlen_q = 1;
+  s.max_seqlen_k = seqlen_k;
+  s.num_heads_q = num_heads_q;
+  s.num_heads_kv = num_heads_kv;
+  s.headdim = s.headdim_v = d;
+  s.cache_seqlens = tensor(DType::kInt32, {batch});
+  s.page_size = 16;
+  s.causal = true;
+  s.num_splits = num_splits;
+  s.qkv_dtype = dtype;
+  return make_plan(s, DeviceInfo{});
+}
+
+// 4 query heads per KV head.
+LaunchPlan gqa4_decode_plan(DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
+  return decode_plan(dtype, batch, 4 * num_heads_kv, num_heads_kv, d, seqlen_k, num_splits);
+}
+
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
 TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
-  DeviceInfo h200;
-  auto plan = [&](DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
-    SchedulerArgs s;
-    s.batch_size = batch;
-    s.max_seqlen_q = 1;
-    s.max_seqlen_k = seqlen_k;
-    s.num_heads_q = 4 * num_heads_kv;
-    s.num_heads_kv = num_heads_kv;
-    s.headdim = s.headdim_v = d;
-    s.cache_seqlens = tensor(DType::kInt32, {batch});
-    s.page_size = 16;
-    s.causal = true;
-    s.num_splits = num_splits;
-    s.qkv_dtype = dtype;
-    return make_plan(s, h200);
-  };
+  const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kBFloat16, 128, 8, 128, 2048, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
   EXPECT_EQ(big.tile_variant, 1);
@@ -433,22 +441,7 @@ TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
   if (!Experiment::get().fp8_two_ctas || !Experiment::get().fp8_native || Experiment::get().fp8_native_one_p) {
     GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the native two-CTA tile off";
   }
-  DeviceInfo h200;
-  auto plan = [&](DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
-    SchedulerArgs s;
-    s.batch_size = batch;
-    s.max_seqlen_q = 1;
-    s.max_seqlen_k = seqlen_k;
-    s.num_heads_q = 4 * num_heads_kv;
-    s.num_heads_kv = num_heads_kv;
-    s.headdim = s.headdim_v = d;
-    s.cache_seqlens = tensor(DType::kInt32, {batch});
-    s.page_size = 16;
-    s.causal = true;
-    s.num_splits = num_splits;
-    s.qkv_dtype = dtype;
-    return make_plan(s, h200);
-  };
+  const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
   EXPECT_EQ(big.tile_variant, kFp8NativeTwoCtaVariant);
@@ -508,20 +501,9 @@ TEST(Experiment, ParsesFp8TwoCtaToken) {
   EXPECT_TRUE(Experiment::parse("no-cta2").fp8_two_ctas);
 }
 
+// gpt-oss at tensor parallel 8: 8 q heads on one KV head, d 64.
 LaunchPlan gpt_oss_decode_plan(DType dtype, int batch, int seqlen_k, int num_splits) {
-  SchedulerArgs s;
-  s.batch_size = batch;
-  s.max_seqlen_q = 1;
-  s.max_seqlen_k = seqlen_k;
-  s.num_heads_q = 8;  // gpt-oss at tensor parallel 8: 8 q heads on one KV head, d 64
-  s.num_heads_kv = 1;
-  s.headdim = s.headdim_v = 64;
-  s.cache_seqlens = tensor(DType::kInt32, {batch});
-  s.page_size = 16;
-  s.causal = true;
-  s.num_splits = num_splits;
-  s.qkv_dtype = dtype;
-  return make_plan(s, DeviceInfo{});
+  return decode_plan(dtype, batch, 8, 1, 64, seqlen_k, num_splits);
 }
 
 // d64 decode grids of 1.5 waves and more take decode tile 3 (two CTAs per SM, block_n 128 as the table's d64 tile,
