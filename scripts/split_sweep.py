@@ -4,7 +4,9 @@ subprocess per count: the library reads the variable once per process), timed as
 DeviceTimer: cold L2, graph replay where the scenario is graph-timed, median), each output checked against the
 fp32 reference. The table it prints is what the split cost model (src/host/split_heuristic.cpp) is fitted to:
 per scenario, the time at each count, the default's time and the best count.
-  python3 scripts/split_sweep.py [--values default,1,2,4,8] [--filter REGEX] [--json FILE]"""
+  python3 scripts/split_sweep.py [--values default,1,2,4,8] [--filter REGEX] [--set decode|rows128] [--json FILE]
+--set rows128: the split-considered calls on 128-row tiles (the operator grid's short varlen batches, cascade and
+mixed steps), which keep the split model before entry 30; the sweep to fit a model for them."""
 import argparse
 import json
 import os
@@ -16,9 +18,13 @@ DEFAULT_VALUES = "default,1,2,3,4,8,16,32,64,128"
 # Decodes whose grid leaves SMs idle (KV-head tiles < 0.8 x 132), so the heuristic considers splitting.
 DEFAULT_FILTER = (r"^(decode-paged/(OSSt8|L70t8)/(8q1s1k|32q1s2k|64q1s4k)/p16|decode-paged/(L70|L8|Q7)/8q1s1k/p16"
                   r"|decode-splitkv/.*/splits0|lse/.*cp-gqa)$")
+# Scenario sets: (grid, filter). rows128: 128-row tiles whose grids leave SMs idle (short varlen batches of the
+# operator grid, cascade prefixes and suffixes, chunked prefill beside decodes).
+SETS = {"decode": ("perf", DEFAULT_FILTER),
+        "rows128": ("all", r"^(operator/(core|breadth|softcap50|sliding256)/S1/.*|lse/.*cascade.*|mixed/.*)$")}
 
 
-def child(filter_re):
+def child(grid_name, filter_re):
     import torch
 
     from flashseek.eval.timing import DeviceTimer
@@ -28,7 +34,7 @@ def child(filter_re):
 
     timer = DeviceTimer(repeats=30, max_seconds=1.0)
     results = {}
-    for s in grid("perf"):
+    for s in grid(grid_name):
         if not re.search(filter_re, s.name):
             continue
         inputs = make_inputs(s, "cuda", seed=1234)
@@ -44,11 +50,14 @@ def child(filter_re):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--values", default=DEFAULT_VALUES)
-    ap.add_argument("--filter", default=DEFAULT_FILTER)
+    ap.add_argument("--filter", default=None, help="a regex over scenario names (default: the set's)")
+    ap.add_argument("--set", default="decode", choices=sorted(SETS))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    grid_name, set_filter = SETS[args.set]
+    filter_re = args.filter or set_filter
     if os.environ.get("SPLIT_SWEEP_CHILD") == "1":
-        child(args.filter)
+        child(grid_name, filter_re)
         return 0
     values = args.values.split(",")
     table = {}
@@ -57,7 +66,8 @@ def main():
         env.pop("FLASHSEEK_EXPERIMENT", None)
         if v != "default":
             env["FLASHSEEK_EXPERIMENT"] = f"splits={v}"
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--filter", args.filter], env=env,
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--set", args.set, "--filter", filter_re],
+                              env=env,
                               capture_output=True, text=True)
         lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULTS ")]
         if proc.returncode != 0 or not lines:
