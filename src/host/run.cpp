@@ -274,17 +274,23 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
                "flashseek MLA decode launch");
     return;
   }
-  // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
-  // (sm90/tile_index.h) instead of num_m_blocks (sized by the longest sequence) per sequence.
-  const int64_t per_sequence_tiles = static_cast<int64_t>(plan.num_m_blocks) * a.batch_size;
-  const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / plan.block_m + a.batch_size;
-  p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
-  const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : plan.num_m_blocks;
   const bool fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   KvTensorMaps maps;
   const NativeKv native_kv = fp8_native_kv_of(a, p, plan, maps);
   const bool fp8_native = native_kv.native;
   p.kv_tma_rows = fp8_native ? native_kv.tma_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
+  // The 192-row native d64 tile refused (fp8-m192): the converting tile has 128 rows, so the grid is counted again.
+  const int block_m = fp8_kv && !fp8_native && plan.block_m == 192 ? 128 : plan.block_m;
+  const int num_m_blocks =
+      block_m == plan.block_m
+          ? plan.num_m_blocks
+          : static_cast<int>((static_cast<int64_t>(max_seqlen_q) * p.qheads_per_kvhead + block_m - 1) / block_m);
+  // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
+  // (sm90/tile_index.h) instead of num_m_blocks (sized by the longest sequence) per sequence.
+  const int64_t per_sequence_tiles = static_cast<int64_t>(num_m_blocks) * a.batch_size;
+  const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / block_m + a.batch_size;
+  p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
+  const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;
@@ -297,7 +303,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // table (one split: the plan took the two-CTA tile only without splits).
   const int tile_variant = plan.tile_variant == kFp8NativeTwoCtaVariant && !fp8_native ? 0 : plan.tile_variant;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
-                                  plan.head_dim_v_padded, plan.block_m, p, maps, grid_m, max_seqlen_q,
+                                  plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
                                   tile_variant),
              "flashseek forward launch");

@@ -124,6 +124,10 @@ constexpr TileShape kFp8NativeTiles[] = {
     // 216 KB.
     {192, 128, 128, 128, 2, true, 3, 1, true},
     {192, 128, 64, 128, 3, true, 4, 1, true},
+    // d64, 192 rows (FLASHSEEK_EXPERIMENT=fp8-m192, not yet run on a GPU): three consumer warpgroups share each K/V
+    // block, as the bf16 d64 192-row tile that took OSS prefill 12-18% faster (entry 19); native d64 is
+    // softmax-bound as bf16 d64 is (entry 29). Q 12 + 4 x (8 + 8) + 4 x 8 + 4 + O 24 = 136 KB.
+    {64, 64, 192, 128, 4, true, 4, 1, true},
 };
 
 constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {

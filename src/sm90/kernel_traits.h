@@ -96,6 +96,7 @@ struct FwdKernelTraits {
   // The native e4m3 two-CTA tile's producer transposes V (tile_table.h kFp8NativeTwoCtaTile): 56, consumer 200.
   // Native d192's producer issues three K boxes per lane (64-byte column blocks) beside the transpose: at 40 it
   // spilled; 48 leaves the two consumers 224 each (128 x 48 + 256 x 224 = 63488 <= 384 x 168).
+  // Three consumer warpgroups: 32 (the native d64 producer's transpose fits too; at 40 the consumers' 152 spilled).
   static constexpr int kProducerRegs = kConsumerWarpgroups == 3                 ? 32
                                        : kFp8Native && kCtasPerSm == 2          ? 56
                                        : kFp8Native && kHeadDim % 128 != 0 && kHeadDim > 64 ? 48

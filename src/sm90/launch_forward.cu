@@ -108,6 +108,11 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
 // Native e4m3 tiles (q, k and v e4m3, d 128, 64, 256 and 192 / 128; tile_table.h kFp8NativeTiles): bf16 out.
 template <int kD, int kDv, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
+  if constexpr (kD == 64 && kVariant == kFp8NativeVariant) {
+    // The 192-row d64 tile (FLASHSEEK_EXPERIMENT=fp8-m192; tile_table.h).
+    if (block_m == 192) return launch_tile<FwdKernelTraits<__nv_bfloat16, 64, 64, 192, true, kVariant>>(l);
+  }
+  if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
   return block_m == 64 ? launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kDv, 64, true, kVariant>>(l)
                        : launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kDv, 128, true, kVariant>>(l);
 }

@@ -10,6 +10,8 @@ if(GTest_FOUND)
   # The planner reads FLASHSEEK_EXPERIMENT once per process: rules behind a token get a run of their own.
   add_test(NAME plan_under_no_d64_cta2 COMMAND test_plan --gtest_filter=PlanUnderExperiment.*)
   set_tests_properties(plan_under_no_d64_cta2 PROPERTIES ENVIRONMENT FLASHSEEK_EXPERIMENT=no-d64-cta2)
+  add_test(NAME plan_under_fp8_m192 COMMAND test_plan --gtest_filter=PlanUnderFp8M192.*)
+  set_tests_properties(plan_under_fp8_m192 PROPERTIES ENVIRONMENT FLASHSEEK_EXPERIMENT=fp8-m192)
 else()
   message(STATUS "GoogleTest not found: the C++ CPU tests are not built here")
 endif()

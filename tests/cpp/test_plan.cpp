@@ -295,6 +295,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
     // e4m3 q/k/v calls in the native block_n (Plan.Fp8D192PlansInTheNativeBlockN). Its 64- and 128-row tiles agree.
     if (t.head_dim == 192) {
       EXPECT_EQ(t.block_n, fp8_native_tile(192, 128, t.block_m == 64 ? 128 : 64).block_n);
+    } else if (t.block_m == 192) {  // the 192-row d64 tile (fp8-m192): the 128-row tile's key blocks
+      EXPECT_EQ(t.block_n, fp8_native_tile(t.head_dim, t.head_dim_v, 128).block_n);
     } else {
       EXPECT_EQ(t.block_n, find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, true).block_n);
     }
@@ -487,6 +489,37 @@ TEST(Plan, Fp8D192PlansInTheNativeBlockN) {
     EXPECT_EQ(fp8.block_n, fp8_native_tile(192, 128, fp8.block_m).block_n);
     EXPECT_EQ(fp8.block_n, 128);
   }
+}
+
+// Under FLASHSEEK_EXPERIMENT=fp8-m192 (ctest plan_under_fp8_m192) long e4m3 d64 tiles take 192 rows; bf16 keeps
+// its own rule, short tiles and decodes keep theirs.
+TEST(PlanUnderFp8M192, LongE4m3D64TilesTake192Rows) {
+  if (!Experiment::get().fp8_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-m192 (ctest)";
+  auto prefill = [](DType dtype, int seqlen) {
+    SchedulerArgs s;
+    s.batch_size = 1;
+    s.max_seqlen_q = seqlen;
+    s.max_seqlen_k = seqlen;
+    s.num_heads_q = 64;
+    s.num_heads_kv = 8;
+    s.headdim = s.headdim_v = 64;
+    s.cache_seqlens = tensor(DType::kInt32, {1});
+    s.page_size = 16;
+    s.causal = true;
+    s.qkv_dtype = dtype;
+    return make_plan(s, DeviceInfo{});
+  };
+  const LaunchPlan long_fp8 = prefill(DType::kFloat8E4M3, 8192);
+  EXPECT_EQ(long_fp8.block_m, 192);
+  EXPECT_EQ(long_fp8.block_n, 128);
+  EXPECT_EQ(long_fp8.num_m_blocks, (8192 * 8 + 191) / 192);
+  EXPECT_EQ(prefill(DType::kFloat8E4M3, 512).block_m, 128);  // short tiles
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 8, 1, 64, 2048, 0).block_m, 64);
+}
+
+TEST(Experiment, ParsesFp8M192Token) {
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_m192);
+  EXPECT_TRUE(Experiment::parse("fp8-m192").fp8_m192);
 }
 
 TEST(Experiment, ParsesFp8CopiesToken) {

@@ -9,10 +9,11 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync": e4m3 q/k/v on the converting tiles (the
+"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,fp8-m192": e4m3 q/k/v on the converting tiles (the
 default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy path the default leaves for
 unaligned rows, the native tiles with one and four warps issuing K's and V's boxes (the default: two), and the
-native tiles taking K and V by 16-byte copies in every call; "none" skips),
+native tiles taking K and V by 16-byte copies in every call, and long d64 tiles on the 192-row native tile;
+"none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
     FLASHSEEK_EXPERIMENT=fp8-convert python -m pytest tests/gpu/test_fp8.py -q
@@ -100,6 +101,9 @@ EXTRA = [
     _sc("MLAp16", "q200s900_16q1s700", "d192x128-paged", causal=True),
     _sc("MLAp16", "8q1s3000", "d192x128-splits", num_splits=8, return_lse=True),
     _sc(custom_heads(16, 2, 192, 128), "q129s463_q5s18_q1s1328", "d192x128-gqa-page1", page_size=1),
+    # a long d64 prefill the native tiles refuse (q rows off 16-byte alignment): under fp8-m192 the plan's 192-row
+    # grid is counted again for the converting 128-row tile
+    _sc(custom_heads(8, 1, 64), "q3000", "d64-long-q-stride", q_row_pad=8),
 ]
 
 
@@ -288,7 +292,7 @@ def test_rejections_name_the_argument():
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
-                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync").split(",")
+                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,fp8-m192").split(",")
     if v and v != "none"]
 
 
