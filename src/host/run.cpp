@@ -193,41 +193,36 @@ struct NativeKv {
 };
 
 // The native tiles take a call whose padded head dims have a native tile (64, 128, 256 and 192 / 128; rows of 64
-// or 192 bytes take the 64-byte swizzle) with d and dv multiples of 16 and whose q rows start 16-byte aligned (16-byte Q copies). K and V
-// come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns and
-// strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
-// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every K and V row starts 16-byte aligned and the tile has the
-// copy path (TileShape::native_copies). Else, and under fp8-convert, the converting tiles.
+// or 192 bytes take the 64-byte swizzle), with d and dv multiples of 16 and every q, k and v row 16-byte aligned.
+// K and V come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns
+// and strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
+// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where the tile has the copy path (TileShape::native_copies). Else,
+// and under fp8-convert, the converting tiles.
 NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
   const Experiment& e = Experiment::get();
-  if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
-      (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) ||
-      fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m).block_m == 0 ||
-      p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
-    return {false, 0};
-  }
-  // Q goes by 16-byte copies: every q row start 16-byte aligned.
-  if (reinterpret_cast<uintptr_t>(p.q) % 16 != 0 || p.q_row_stride % 16 != 0 || p.q_head_stride % 16 != 0) {
-    return {false, 0};
-  }
-  bool rows16 = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 && reinterpret_cast<uintptr_t>(p.v) % 16 == 0;
-  for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
-                               p.v_page_stride}) {
-    rows16 = rows16 && stride % 16 == 0;
-  }
   const TileShape tile = plan.tile_variant == kFp8NativeTwoCtaVariant
                              ? kFp8NativeTwoCtaTile
                              : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
-  const NativeKv by_copies{rows16 && tile.native_copies, 0};
+  if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
+      (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) || tile.block_m == 0 ||
+      p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
+    return {false, 0};
+  }
+  // Q goes by 16-byte copies, K and V by TMA boxes or 16-byte copies: every q, k and v row start 16-byte aligned
+  // (a TMA map needs 16-byte strides as well).
+  bool rows16 = reinterpret_cast<uintptr_t>(p.q) % 16 == 0 && reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
+                reinterpret_cast<uintptr_t>(p.v) % 16 == 0;
+  for (const int64_t stride : {p.q_row_stride, p.q_head_stride, p.k_row_stride, p.k_head_stride, p.k_page_stride,
+                               p.v_row_stride, p.v_head_stride, p.v_page_stride}) {
+    rows16 = rows16 && stride % 16 == 0;
+  }
+  if (!rows16) return {false, 0};
+  const NativeKv by_copies{tile.native_copies, 0};
   if (e.fp8_native_copies) return by_copies;
   const bool paged = p.kv_layout == KVLayout::kPaged;
   if (paged && p.leftpad_k != nullptr) return by_copies;
   const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
   if (box_rows == 0) return by_copies;
-  for (const int64_t stride : {p.k_row_stride, p.k_head_stride, p.k_page_stride, p.v_row_stride, p.v_head_stride,
-                               p.v_page_stride}) {
-    if (stride % 2 != 0) return by_copies;
-  }
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
   const int64_t pages = dense ? 1 : p.num_pages;

@@ -206,8 +206,8 @@ struct ProducerFp8Native {
       const int64_t* k_off = offsets_of(it);
       const int64_t* v_off = k_off + Traits::kBlockN;
       mbarrier_wait(smem_base + Traits::k_empty_barrier(stage), phase ^ 1);
-      copy_rows<typename Traits::KTile>(k, k_off, k_chunks, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                                        tid);
+      const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
+      copy_rows<typename Traits::KTile>(k, k_off, k_chunks, k_tile, tid);
       cp_async_arrive_on(smem_base + Traits::k_full_barrier(stage));
       // The raw stage's previous block (it - kRawStages) must have been transposed by every producer warp.
       mbarrier_wait(smem_base + Traits::v_raw_empty_barrier(raw), ((it / Traits::kRawStages) & 1) ^ 1);
