@@ -80,6 +80,8 @@ struct LaunchPlan {
   const char* kernel_name = "";
   int tile_variant = 0;       // a decode tile experiment (FLASHSEEK_EXPERIMENT tile=N); 0: the tile table's tile
   bool persistent = false;    // short tiles or a mixed batch: the persistent kernel where the tile has one
+  int kv_head_pack = 1;       // KV heads per CTA (the head-packed e4m3 decode tile, variant 203); block_n keys per
+                              // mainloop step are then the tile's rows / kv_head_pack
 };
 
 struct DeviceInfo {

@@ -96,27 +96,42 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       tile.head_dim_v == 64 && !persistent) {
     tile = find_tile_shape(64, 64, 192, false);
   }
-  // The same for e4m3 q/k/v on the native d64 tile (fp8-m192, an experiment until measured); run() gives a call the
+  // The same for e4m3 q/k/v on the native d64 tile (1783 -> 1516 us on fp8/OSS q8k, entry 36); run() gives a call the
   // native tiles refuse to the converting 128-row tile.
   if (experiment.fp8_m192 && experiment.fp8_native && !experiment.fp8_native_one_p && in.fp8_qkv &&
       !in.mla_decode && tile.block_m == 128 &&
       tile.head_dim == 64 && tile.head_dim_v == 64 && !persistent) {
     tile = fp8_native_tile(64, 64, 192);
   }
+  // e4m3 decodes stream several KV heads per CTA where their query rows fit one 64-row tile (tile_table.h
+  // kFp8NativeHeadPackTiles, entry 37): one TMA box per page carries every head of the group. Only where the caller
+  // leaves the split count to us (its keys per block differ from the prefill tile's, as the two-CTA tiles'); run()
+  // takes the one-head tile where the call cannot be packed (per-head descales, no box fits).
+  const TileShape pack_tile = fp8_native_head_pack_tile(tile.head_dim, tile.head_dim_v);
+  const int head_pack = in.fp8_qkv && experiment.fp8_native && !experiment.fp8_native_one_p &&
+                                experiment.fp8_head_pack && in.num_splits == 0 && !in.mla_decode &&
+                                plan.tile_variant == 0 && tile.block_m == 64 && pack_tile.block_m == 64
+                            ? kv_head_pack_of(in.num_heads_kv, qheads_per_kvhead, in.max_seqlen_q)
+                            : 1;
+  if (head_pack > 1) {
+    tile = pack_tile;
+    plan.tile_variant = kFp8NativeHeadPackVariant;
+    plan.kv_head_pack = head_pack;
+  }
   plan.head_dim_padded = tile.head_dim;
   plan.head_dim_v_padded = tile.head_dim_v;
   plan.block_m = tile.block_m;
-  plan.block_n = tile.block_n;
+  plan.block_n = tile.block_n / head_pack;  // keys per mainloop block
   plan.qheads_per_kvhead = qheads_per_kvhead;
   const int64_t packed_rows = in.max_seqlen_q * plan.qheads_per_kvhead;
   plan.num_m_blocks = static_cast<int>((packed_rows + tile.block_m - 1) / tile.block_m);
 
   SplitInputs split;
   split.batch = in.batch;
-  split.num_heads_kv = in.num_heads_kv;
+  split.num_heads_kv = in.num_heads_kv / head_pack;  // CTAs per (sequence, split)
   split.num_m_blocks = plan.num_m_blocks;
   split.max_seqlen_k = static_cast<int>(std::min<int64_t>(in.max_seqlen_k, INT32_MAX));
-  split.block_n = tile.block_n;
+  split.block_n = plan.block_n;
   split.requested = in.num_splits;
   split.num_sms = device.num_sms;
   // Every tile table CTA takes the whole register file (384 threads at up to 232 registers): one per SM; a decode

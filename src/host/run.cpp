@@ -130,6 +130,8 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.num_heads_kv = static_cast<int>(a.k.shape[a.k.rank - 2]);
   p.qheads_per_kvhead = p.num_heads_q / p.num_heads_kv;
   p.qheads_div = FastDiv::make(static_cast<uint32_t>(p.qheads_per_kvhead));
+  p.kv_head_pack = 1;  // pack_kv_heads() for the head-packed tile
+  p.kv_head_pack_log2 = 0;
   p.head_dim = static_cast<int>(a.q.shape[2]);
   p.head_dim_v = static_cast<int>(a.v.shape[a.v.rank - 1]);
 
@@ -196,16 +198,25 @@ struct NativeKv {
 // or 192 bytes take the 64-byte swizzle), with d and dv multiples of 16 and every q, k and v row 16-byte aligned.
 // K and V come by TMA where a map can describe them (as pairs of bytes: the 16-bit encoder with half the columns
 // and strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
-// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where the tile has the copy path (TileShape::native_copies). Else,
-// and under fp8-convert, the converting tiles.
-NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, KvTensorMaps& maps) {
+// FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every native tile of the head dims has the copy path
+// (fp8_native_copies_of). Else, and under fp8-convert, the converting tiles.
+// `tile_variant` 203 (head-packed, `head_pack` KV heads per box): TMA boxes only, and only for descales that are
+// the same for every KV head (the kernel reads the group's first head's); {false, 0} sends the call to the
+// one-head tiles.
+NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, int tile_variant,
+                          int head_pack, KvTensorMaps& maps) {
   const Experiment& e = Experiment::get();
-  const TileShape tile = plan.tile_variant == kFp8NativeTwoCtaVariant
-                             ? kFp8NativeTwoCtaTile
-                             : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
+  const bool packed = tile_variant == kFp8NativeHeadPackVariant;
+  const TileShape tile = tile_variant == kFp8NativeTwoCtaVariant ? kFp8NativeTwoCtaTile
+                         : packed ? fp8_native_head_pack_tile(plan.head_dim_padded, plan.head_dim_v_padded)
+                                  : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
   if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
-      (plan.tile_variant != 0 && plan.tile_variant != kFp8NativeTwoCtaVariant) || tile.block_m == 0 ||
+      (tile_variant != 0 && tile_variant != kFp8NativeTwoCtaVariant && !packed) || tile.block_m == 0 ||
       p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
+    return {false, 0};
+  }
+  if (packed && (head_pack < 2 || p.num_heads_kv % head_pack != 0 || p.q_descale.head_stride != 0 ||
+                 p.k_descale.head_stride != 0 || p.v_descale.head_stride != 0)) {
     return {false, 0};
   }
   // Q goes by 16-byte copies, K and V by TMA boxes or 16-byte copies: every q, k and v row start 16-byte aligned
@@ -217,11 +228,12 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
     rows16 = rows16 && stride % 16 == 0;
   }
   if (!rows16) return {false, 0};
-  const NativeKv by_copies{tile.native_copies, 0};
+  const NativeKv by_copies{!packed && fp8_native_copies_of(plan.head_dim_padded, plan.head_dim_v_padded), 0};
   if (e.fp8_native_copies) return by_copies;
   const bool paged = p.kv_layout == KVLayout::kPaged;
   if (paged && p.leftpad_k != nullptr) return by_copies;
-  const int box_rows = kv_tma_box_rows(paged, p.page_size, plan.block_n);
+  const int box_heads = packed ? head_pack : 1;
+  const int box_rows = kv_tma_box_rows(paged, p.page_size, tile.block_n / box_heads);
   if (box_rows == 0) return by_copies;
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
@@ -229,14 +241,28 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
   // Rows whose bytes no 128-byte block divides (d 64, d 192) take the 64-byte swizzle (SwizzledTileFor).
   const bool k_swizzle64 = plan.head_dim_padded % 128 != 0;
   const bool v_swizzle64 = plan.head_dim_v_padded % 128 != 0;
-  const std::string k_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2,
-                                                 p.num_heads_kv, rows, pages, p.k_head_stride / 2,
-                                                 p.k_row_stride / 2, p.k_page_stride / 2, box_rows, k_swizzle64);
+  const std::string k_why =
+      encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim / 2, p.num_heads_kv, rows, pages,
+                           p.k_head_stride / 2, p.k_row_stride / 2, p.k_page_stride / 2, box_rows, k_swizzle64,
+                           box_heads);
   if (!k_why.empty()) return by_copies;
-  const std::string v_why = encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2,
-                                                 p.num_heads_kv, rows, pages, p.v_head_stride / 2,
-                                                 p.v_row_stride / 2, p.v_page_stride / 2, box_rows, v_swizzle64);
+  const std::string v_why =
+      encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v / 2, p.num_heads_kv, rows,
+                           pages, p.v_head_stride / 2, p.v_row_stride / 2, p.v_page_stride / 2, box_rows,
+                           v_swizzle64, box_heads);
   return v_why.empty() ? NativeKv{true, box_rows} : by_copies;
+}
+
+// A head-packed call's parameters: the CTA grid counts groups of `head_pack` KV heads, each with its heads' query
+// heads stacked (the packed rows, Q loads, outputs and LSE then address query heads as before).
+void pack_kv_heads(FwdParams& p, int head_pack) {
+  int log2 = 0;
+  while ((1 << log2) < head_pack) ++log2;
+  p.kv_head_pack = head_pack;
+  p.kv_head_pack_log2 = log2;
+  p.num_heads_kv /= head_pack;
+  p.qheads_per_kvhead *= head_pack;
+  p.qheads_div = FastDiv::make(static_cast<uint32_t>(p.qheads_per_kvhead));
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
@@ -271,13 +297,23 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   const bool fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   KvTensorMaps maps;
-  const NativeKv native_kv = fp8_native_kv_of(a, p, plan, maps);
+  // The head-packed tile refused (per-head descales, no TMA box fits): the one-head native tile, or the
+  // converting one, with the plan's split count.
+  int tile_variant = plan.tile_variant;
+  NativeKv native_kv = fp8_native_kv_of(a, p, plan, tile_variant, plan.kv_head_pack, maps);
+  const bool head_packed = tile_variant == kFp8NativeHeadPackVariant && native_kv.native;
+  if (tile_variant == kFp8NativeHeadPackVariant && !native_kv.native) {
+    tile_variant = 0;
+    native_kv = fp8_native_kv_of(a, p, plan, tile_variant, 1, maps);
+  }
+  if (head_packed) pack_kv_heads(p, plan.kv_head_pack);
   const bool fp8_native = native_kv.native;
   p.kv_tma_rows = fp8_native ? native_kv.tma_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
-  // The 192-row native d64 tile refused (fp8-m192): the converting tile has 128 rows, so the grid is counted again.
+  // The 192-row native d64 tile refused: the converting tile has 128 rows, so the grid is counted again; so is a
+  // head-packed call's (its rows stack the group's heads).
   const int block_m = fp8_kv && !fp8_native && plan.block_m == 192 ? 128 : plan.block_m;
   const int num_m_blocks =
-      block_m == plan.block_m
+      block_m == plan.block_m && !head_packed
           ? plan.num_m_blocks
           : static_cast<int>((static_cast<int64_t>(max_seqlen_q) * p.qheads_per_kvhead + block_m - 1) / block_m);
   // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
@@ -296,7 +332,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (host_stop == 2) return;
   // The native two-CTA tile refused (a paged cache with left padding, unaligned rows): the converting tile of the
   // table (one split: the plan took the two-CTA tile only without splits).
-  const int tile_variant = plan.tile_variant == kFp8NativeTwoCtaVariant && !fp8_native ? 0 : plan.tile_variant;
+  if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),

@@ -34,12 +34,15 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // cannot be described (the caller then copies with cp.async). swizzle64: boxes of 32 columns (64 bytes) with the
 // 64-byte swizzle instead (the layout of prims/fp8_fragments.h SwizzledTile8Sw64, e4m3 rows of 64 values seen as
 // 32 pairs; not yet used by a kernel).
+// box_heads: heads per box (the head-packed tiles; the box then lands as box_rows x box_heads rows, head fastest).
 inline std::string encode_kv_tensor_map(CUtensorMap* out, const void* base, int cols, int heads, int64_t rows,
                                         int64_t pages, int64_t head_stride, int64_t row_stride,
-                                        int64_t page_stride, int box_rows, bool swizzle64 = false) {
+                                        int64_t page_stride, int box_rows, bool swizzle64 = false,
+                                        int box_heads = 1) {
   if (base == nullptr || rows <= 0 || heads <= 0 || cols <= 0 || pages <= 0) return "empty tensor";
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "base not 16-byte aligned";
   if (pages == 1) page_stride = rows * row_stride;  // never stepped over; any valid value
+  if (box_heads < 1 || box_heads > heads || box_heads > 256) return "box heads out of range";
   if (heads == 1) head_stride = 8;
   const int64_t strides_in[3] = {head_stride, row_stride, page_stride};
   for (const int64_t s : strides_in) {
@@ -53,7 +56,8 @@ inline std::string encode_kv_tensor_map(CUtensorMap* out, const void* base, int 
                               static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(pages)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(head_stride * 2), static_cast<cuuint64_t>(row_stride * 2),
                                  static_cast<cuuint64_t>(page_stride * 2)};
-  const cuuint32_t box[4] = {swizzle64 ? 32u : 64u, 1, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t box[4] = {swizzle64 ? 32u : 64u, static_cast<cuuint32_t>(box_heads),
+                            static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode(out, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,

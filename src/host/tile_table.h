@@ -124,9 +124,9 @@ constexpr TileShape kFp8NativeTiles[] = {
     // 216 KB.
     {192, 128, 128, 128, 2, true, 3, 1, true},
     {192, 128, 64, 128, 3, true, 4, 1, true},
-    // d64, 192 rows (FLASHSEEK_EXPERIMENT=fp8-m192, not yet run on a GPU): three consumer warpgroups share each K/V
-    // block, as the bf16 d64 192-row tile that took OSS prefill 12-18% faster (entry 19); native d64 is
-    // softmax-bound as bf16 d64 is (entry 29). Q 12 + 4 x (8 + 8) + 4 x 8 + 4 + O 24 = 136 KB.
+    // d64, 192 rows (long e4m3 d64 tiles; 1783 -> 1516 us on fp8/OSS q8k, entry 36): three consumer warpgroups
+    // share each K/V block, as the bf16 d64 192-row tile that took OSS prefill 12-18% faster (entry 19); native d64
+    // is softmax-bound as bf16 d64 is (entry 29). Q 12 + 4 x (8 + 8) + 4 x 8 + 4 + O 24 = 136 KB.
     {64, 64, 192, 128, 4, true, 4, 1, true},
 };
 
@@ -135,6 +135,20 @@ constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
     if (t.head_dim == d && t.head_dim_v == dv && t.block_m == block_m) return t;
   }
   return TileShape{0, 0, 0, 0, 0, false, 0};
+}
+
+// Whether the native tiles of a head-dim pair take the calls no TMA box fits (by copies): only if every tile of
+// the pair has the copy path. Else such calls go to the converting tiles at every block_m, so that a token's
+// prefill chunk and decode step never run on different arithmetic (native e4m3 products against converted ones).
+constexpr bool fp8_native_copies_of(int d, int dv) {
+  bool any = false;
+  for (const TileShape& t : kFp8NativeTiles) {
+    if (t.head_dim == d && t.head_dim_v == dv) {
+      if (!t.native_copies) return false;
+      any = true;
+    }
+  }
+  return any;
 }
 
 // The native e4m3 d128 decode tile for two CTAs per SM (P as two e4m3 terms, as variant 200): one CTA's Q load,
@@ -147,6 +161,38 @@ constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
 // tile's: the planner takes it only where the caller leaves the split count to us (plan.cpp), as variant 1.
 constexpr int kFp8NativeTwoCtaVariant = 202;
 constexpr TileShape kFp8NativeTwoCtaTile = {128, 128, 64, 64, 3, true, 4, 2, true};
+
+// Head-packed native e4m3 decode tiles (variant 203, sm90/producer_fp8_native.h, docs/perf-log.md entry 37): one CTA
+// takes H = kv_head_pack KV heads of a sequence. A tensor map box spans the H heads of box_rows keys (NHD: one
+// contiguous run of a page's rows), landing row by row as [key][head][column], so that one box carries H x 2 KB
+// where the one-head tiles take one 2 KB box per page, head and operand (one SM's TMA unit caps those near
+// 3.1 TB/s; 8-head boxes streamed 4.05 TB/s in the micro-benchmark, entry 37). The H heads' query rows stack into
+// the 64-row Q tile (H x query heads per KV head x query tokens <= 64) and tile row t of a K/V block is key
+// t / H of head t % H: S is block diagonal, the other heads' columns masked. A block holds block_n / H keys.
+// block_n 128 (16 KB of e4m3 K per stage, as the one-head tile); TMA only (the calls no box fits take the
+// one-head tile). Keys per block differ from the prefill tile's, so a token's bits may differ in the last places:
+// the plan takes it only where the caller leaves the split count to us, as the two-CTA tiles.
+constexpr int kFp8NativeHeadPackVariant = 203;
+constexpr TileShape kFp8NativeHeadPackTiles[] = {
+    {128, 128, 64, 128, 4, true, 4, 1, true, false},
+    {64, 64, 64, 128, 4, true, 4, 1, true, false},
+};
+
+constexpr TileShape fp8_native_head_pack_tile(int d, int dv) {
+  for (const TileShape& t : kFp8NativeHeadPackTiles) {
+    if (t.head_dim == d && t.head_dim_v == dv) return t;
+  }
+  return TileShape{0, 0, 0, 0, 0, false, 0};
+}
+
+// KV heads per CTA for a head-packed decode: the most of 8, 4, 2 that divides the KV heads and whose query rows
+// (heads x query heads per KV head x query tokens) fit the 64-row tile; 1 (no packing) if none.
+constexpr int kv_head_pack_of(int num_heads_kv, int qheads_per_kvhead, long long max_seqlen_q) {
+  for (int h = 8; h >= 2; h /= 2) {
+    if (num_heads_kv % h == 0 && static_cast<long long>(h) * qheads_per_kvhead * max_seqlen_q <= 64) return h;
+  }
+  return 1;
+}
 
 // The padded head-dim pair a call runs on: the smallest tile that holds d (and dv), or {0, 0} if none.
 struct PaddedHeadDims {

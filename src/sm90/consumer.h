@@ -211,6 +211,16 @@ struct Consumer {
     // Rows g and g + 8 of this warp's 16, as packed rows and as query tokens.
     const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
     const int row_tok[2] = {p.qheads_div.div(packed_row0), p.qheads_div.div(packed_row0 + 8)};
+    // Head-packed: the CTA head each row's query head belongs to (its stacked query heads are the group's heads' in
+    // order, qheads_per_kvhead >> kv_head_pack_log2 each).
+    [[maybe_unused]] int row_head[2] = {0, 0};
+    if constexpr (Traits::kHeadPacked) {
+      const int group = p.qheads_per_kvhead >> p.kv_head_pack_log2;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        row_head[r] = (packed_row0 + 8 * r - row_tok[r] * p.qheads_per_kvhead) / group;
+      }
+    }
 
     float o[kORegs];
 #pragma unroll
@@ -246,15 +256,21 @@ struct Consumer {
     // joins the logit scale (inside the soft cap's argument with softcap), v_descale multiplies O at the end.
     float qk_descale = 1.f, v_descale = 1.f;
     if constexpr (Traits::kFp8Kv) {
-      qk_descale = p.q_descale.load(b, kv_head) * p.k_descale.load(b, kv_head);
-      v_descale = p.v_descale.load(b, kv_head);
+      // Head-packed: the group's first head (run() packs only calls whose descales are the same for every head).
+      const int descale_head = Traits::kHeadPacked ? kv_head << p.kv_head_pack_log2 : kv_head;
+      qk_descale = p.q_descale.load(b, descale_head) * p.k_descale.load(b, descale_head);
+      v_descale = p.v_descale.load(b, descale_head);
     }
     const float scale_log2 = p.softcap > 0.f ? p.score_scale_log2 : p.score_scale_log2 * qk_descale;
     const float softcap_scale = p.softcap > 0.f ? p.softmax_scale * qk_descale / p.softcap : 0.f;
 
     auto transform_scores = [&](int n) {
       if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
-      if (mask.block_needs_mask(n, kN)) mask.template apply<kN>(s, n, row_tok, lane);
+      if constexpr (Traits::kHeadPacked) {
+        mask.template apply_head_packed<kN>(s, n, row_tok, row_head, lane, p.kv_head_pack_log2);
+      } else if (mask.block_needs_mask(n, kN)) {
+        mask.template apply<kN>(s, n, row_tok, lane);
+      }
     };
     // Mask and online softmax of the block in s (kLoopSkipSoftmax: none, corrections 1).
     auto softmax_step = [&](int n, float (&correction)[2]) {

@@ -51,7 +51,7 @@ struct TileWork {
     // Context parallel: the global key count sets the causal diagonal.
     const int seqlen_k_total = p.cp_tot_seqused_k != nullptr ? max(0, p.cp_tot_seqused_k[b]) : -1;
     mask = AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
-    mask.block_range(Traits::kBlockN, n_begin, n_end);
+    mask.block_range(keys_per_block<Traits>(p), n_begin, n_end);
     AttentionMask::split_block_range(p.num_splits, split, n_begin, n_end);
     return true;
   }

@@ -108,6 +108,11 @@ struct FwdParams {
   // > 0: full key blocks arrive by TMA (the launch's KvTensorMaps), in boxes of this many rows (block_n for a
   // dense or batched K/V; gcd(page_size, block_n), a multiple of 8, for a paged one). 0: every block by cp.async.
   int kv_tma_rows;
+  // Head-packed tiles (kernel_traits.h kHeadPacked): KV heads per CTA (a power of two; 1 elsewhere) and its log2.
+  // num_heads_kv and qheads_per_kvhead then count CTAs' head groups and their stacked query heads; a block holds
+  // kBlockN >> kv_head_pack_log2 keys, and kv_tma_rows counts keys per box (each box spans the group's heads).
+  int kv_head_pack;
+  int kv_head_pack_log2;
   // Producer warps that issue the TMA boxes: 2 (warp 0 K, warp 1 V), 1 (warp 0 both, FLASHSEEK_EXPERIMENT=
   // tma-one-warp) or 4 (warps 0-1 K, 2-3 V: tma-warps=4; ProducerTma::issue_roles). A warp issues its lanes' boxes
   // one after another (UTMALDG takes uniform operands), ~42-55 ns a box (bench/micro/tma_stream.cu): at page 16 a

@@ -109,7 +109,7 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
 template <int kD, int kDv, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
   if constexpr (kD == 64 && kVariant == kFp8NativeVariant) {
-    // The 192-row d64 tile (FLASHSEEK_EXPERIMENT=fp8-m192; tile_table.h).
+    // The 192-row d64 tile (long e4m3 d64 tiles; no-fp8-m192 turns it off; tile_table.h).
     if (block_m == 192) return launch_tile<FwdKernelTraits<__nv_bfloat16, 64, 64, 192, true, kVariant>>(l);
   }
   if (block_m != 64 && block_m != 128) return cudaErrorInvalidValue;
@@ -120,6 +120,15 @@ cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
 template <int kD, int kDv = kD>
 cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
   cudaError_t status;
+  if constexpr (fp8_native_head_pack_tile(kD, kDv).block_m != 0) {
+    // The head-packed decode tile (tile_table.h kFp8NativeHeadPackTiles), where the planner took it and run()
+    // packed the call.
+    if (l.tile_variant == kFp8NativeHeadPackVariant && block_m == 64 && !one_p) {
+      status = launch_tile<FwdKernelTraits<__nv_bfloat16, kD, kDv, 64, true, kFp8NativeHeadPackVariant>>(l);
+      if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+      return launch_combine<kDv>(l);
+    }
+  }
   if constexpr (kD == 128) {
     // The two-CTA decode tile (tile_table.h kFp8NativeTwoCtaTile), where the planner took it.
     if (l.tile_variant == kFp8NativeTwoCtaVariant && block_m == 64 && !one_p) {

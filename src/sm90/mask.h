@@ -103,6 +103,43 @@ struct AttentionMask {
       }
     }
   }
+
+  // Head-packed tiles (kernel_traits.h kHeadPacked): column t of block n is key n * (kN >> heads_log2) +
+  // (t >> heads_log2) of the CTA's head t & (2^heads_log2 - 1); a row sees only its own head's columns
+  // (`row_head`: the head of accumulator rows g and g + 8), within the limits above. At most 8 heads: a thread's
+  // columns 8 j + 2 (lane % 4) + e then have the head of 2 (lane % 4) + e whatever j, and keys j * (8 >> heads_log2)
+  // apart.
+  template <int kN>
+  __device__ __forceinline__ void apply_head_packed(float (&s)[kN / 2], int n, const int (&row_tok)[2],
+                                                    const int (&row_head)[2], int lane, int heads_log2) const {
+    const int t0 = 2 * (lane & 3);
+    const int key_step = 8 >> heads_log2;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(row_tok[r] + diag + right));
+      const int lo = left == kUnbounded ? -kUnbounded : local_first(row_tok[r] + diag - left);
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool own_head = ((t0 + e) & ((1 << heads_log2) - 1)) == row_head[r];
+        const int key0 = n * (kN >> heads_log2) + ((t0 + e) >> heads_log2);
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          const int key = key0 + j * key_step;
+          if (!own_head || key > hi || key < lo) s[4 * j + 2 * r + e] = -INFINITY;
+        }
+      }
+    }
+  }
 };
+
+// Keys per mainloop block: the tile's rows, or those over the KV heads a head-packed tile stacks in them.
+template <class Traits>
+__device__ __forceinline__ int keys_per_block(const FwdParams& p) {
+  if constexpr (Traits::kHeadPacked) {
+    return Traits::kBlockN >> p.kv_head_pack_log2;
+  } else {
+    return Traits::kBlockN;
+  }
+}
 
 }  // namespace flashseek::sm90

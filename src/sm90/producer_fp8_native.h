@@ -19,10 +19,15 @@
 // make TMA issue one 2 KB box per page and operand: at full load one SM's TMA unit caps e4m3 d128 decode near
 // 3.1 TB/s (entry 26's micro-benchmark: 3.0 TB/s at 132 CTAs), which 16-byte copies from 128 threads do not
 // share. Calls TMA cannot describe (pages of 1-4 rows, left padding) take this path too.
+//
+// Head-packed tiles (variant 203, tile_table.h kFp8NativeHeadPackTiles): the CTA streams kv_head_pack heads at
+// once, each box spanning those heads for its keys (rows land key-major, [key][head]); the keys per block, box
+// coordinates, and the rows the transpose keeps count in keys_per_block. TMA only.
 #pragma once
 
 #include "fwd_params.h"
 #include "kernel_traits.h"
+#include "mask.h"
 #include "prims/async_copy.h"
 #include "prims/fp8_fragments.h"
 #include "prims/mbarrier.h"
@@ -72,7 +77,11 @@ struct ProducerFp8Native {
     const int raw = j % Traits::kRawStages;
     mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
     mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
-    const int valid_keys = min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
+    // Rows of the block inside the sequence (head-packed: its keys times the heads, rows being key-major).
+    const int valid_keys = Traits::kHeadPacked
+                               ? min(Traits::kBlockN, (seq.seqlen_k - n * keys_per_block<Traits>(p))
+                                                          << p.kv_head_pack_log2)
+                               : min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
     const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
     const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
     if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
@@ -121,14 +130,19 @@ struct ProducerFp8Native {
     Producer<Traits>::load_q(p, seq, row_begin, kv_head, smem_base, tid);  // 16 e4m3 values per chunk
 
     const int n_iters = n_end - n_begin;
-    const int box_rows = p.kv_tma_rows;
-    const bool has_box = lane * box_rows < Traits::kBlockN;
+    const int box_rows = p.kv_tma_rows;  // keys per box
+    const int block_keys = keys_per_block<Traits>(p);
+    const bool has_box = lane * box_rows < block_keys;
     const int last_key = max(0, seq.seqlen_k - 1);
     auto coord_of = [&](int i) {
       return i < n_iters && has_box
-                 ? Tma::box_coord(p, seq, b, min((n_end - 1 - i) * Traits::kBlockN + lane * box_rows, last_key))
+                 ? Tma::box_coord(p, seq, b, min((n_end - 1 - i) * block_keys + lane * box_rows, last_key))
                  : typename Tma::BoxCoord{0, 0};
     };
+    // Head-packed: a box spans the group's heads from its first (the map's head coordinate), so it fills
+    // box_rows x heads rows of the tile.
+    const int box_head = Traits::kHeadPacked ? kv_head << p.kv_head_pack_log2 : kv_head;
+    const int box_tile_rows = Traits::kHeadPacked ? box_rows << p.kv_head_pack_log2 : box_rows;
     // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead, as the 16-bit
     // TMA producer does: read in the issue path, its latency stood before every block's copies (entry 19).
     // Warp 0 issues K's boxes, warp 1 the raw V's (FwdParams::kv_issue_warps 2; 1: warp 0 both; 4: two warps per
@@ -160,7 +174,7 @@ struct ProducerFp8Native {
           Tma::template issue_block<typename Traits::KTile, kThreads>(
               &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
               smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
-              kv_head, c, lane, box_rows, has_box, roles.k_share);
+              box_head, c, lane, box_tile_rows, has_box, roles.k_share);
         }
         if (issues_v) {
           // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
@@ -168,7 +182,7 @@ struct ProducerFp8Native {
           Tma::template issue_block<typename Traits::VRawTile, 1>(
               &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes,
               smem_base + Traits::v_raw_full_barrier(raw), smem_base + Traits::v_raw_empty_barrier(raw),
-              ((it / Traits::kRawStages) & 1) ^ 1, kv_head, c, lane, box_rows, has_box, roles.v_share);
+              ((it / Traits::kRawStages) & 1) ^ 1, box_head, c, lane, box_tile_rows, has_box, roles.v_share);
         }
       }
     };

@@ -317,6 +317,13 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(fp8_native_tile(192, 192, 64).block_m, 0);
   EXPECT_EQ(fp8_native_tile(64, 64, 128).block_m, 128);
   EXPECT_EQ(fp8_native_tile(64, 64, 64).block_m, 64);
+  // Calls no TMA box fits go by copies only where every tile of the head dims has the copy path: d256's 128-row
+  // tile has none, so there both block_m take the converting tiles (the same token, the same arithmetic).
+  EXPECT_TRUE(fp8_native_copies_of(128, 128));
+  EXPECT_TRUE(fp8_native_copies_of(64, 64));
+  EXPECT_TRUE(fp8_native_copies_of(192, 128));
+  EXPECT_FALSE(fp8_native_copies_of(256, 256));
+  EXPECT_FALSE(fp8_native_copies_of(192, 192));  // no native tile
   EXPECT_TRUE(Experiment::parse("fp8-native").fp8_native);
   EXPECT_FALSE(Experiment::parse("fp8-native,fp8-convert").fp8_native);
   EXPECT_FALSE(Experiment::parse("fp8-convert").fp8_native);
@@ -439,10 +446,12 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
 
 // The native e4m3 two-CTA decode tile (plan.cpp, tile_table.h kFp8NativeTwoCtaTile): e4m3 q/k/v d128 decode grids
 // of 1.5 waves and more without splits, the split count left to us; everything else keeps the one-CTA tiles.
+// Head packing takes these shapes by default: the rule runs under no-fp8-headpack (ctest plan_under_no_fp8_headpack).
 TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
   if (!Experiment::get().fp8_two_ctas || !Experiment::get().fp8_native || Experiment::get().fp8_native_one_p) {
     GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the native two-CTA tile off";
   }
+  if (Experiment::get().fp8_head_pack) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-fp8-headpack (ctest)";
   const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
@@ -457,6 +466,71 @@ TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
   const LaunchPlan split = plan(DType::kFloat8E4M3, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
   EXPECT_EQ(split.tile_variant, 0);
+}
+
+// Head-packed e4m3 decodes (plan.cpp, tile_table.h kFp8NativeHeadPackTiles): as many KV heads per CTA (8, 4, 2) as
+// divide the KV heads and fit their query rows in 64; block_n counts keys (the tile's 128 rows over the heads), and
+// the splits count the packed CTAs. Not where the caller fixed the split count, not bf16, not d256.
+TEST(TileTable, KvHeadPackFitsTheQueryRowsIn64) {
+  EXPECT_EQ(kv_head_pack_of(8, 4, 1), 8);
+  EXPECT_EQ(kv_head_pack_of(8, 8, 1), 8);
+  EXPECT_EQ(kv_head_pack_of(8, 16, 1), 4);
+  EXPECT_EQ(kv_head_pack_of(4, 7, 1), 4);  // 28 rows
+  EXPECT_EQ(kv_head_pack_of(6, 4, 1), 2);  // 6 heads: 2 divides, 4 does not
+  EXPECT_EQ(kv_head_pack_of(8, 4, 2), 8);  // 64 rows
+  EXPECT_EQ(kv_head_pack_of(8, 4, 4), 4);
+  EXPECT_EQ(kv_head_pack_of(1, 8, 1), 1);
+  EXPECT_EQ(kv_head_pack_of(5, 4, 1), 1);
+  EXPECT_EQ(kv_head_pack_of(8, 64, 1), 1);
+  for (const TileShape& t : kFp8NativeHeadPackTiles) {
+    EXPECT_EQ(t.block_m, 64);
+    EXPECT_EQ(t.block_n, 128);  // 128 / 8 = 16 keys a block: one page-16 box per operand
+    EXPECT_FALSE(t.native_copies);
+    EXPECT_EQ(t.head_dim, t.head_dim_v);
+  }
+}
+
+TEST(Plan, Fp8DecodesPackKvHeads) {
+  const Experiment& e = Experiment::get();
+  if (!e.fp8_head_pack || !e.fp8_native || e.fp8_native_one_p) {
+    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the head-packed tile off";
+  }
+  const LaunchPlan l8 = gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);
+  EXPECT_EQ(l8.tile_variant, kFp8NativeHeadPackVariant);
+  EXPECT_EQ(l8.kv_head_pack, 8);
+  EXPECT_EQ(l8.block_n, 16);
+  EXPECT_EQ(l8.block_m, 64);
+  EXPECT_EQ(l8.num_splits, 1);  // 128 CTAs
+  const LaunchPlan oss = decode_plan(DType::kFloat8E4M3, 64, 64, 8, 64, 4096, 0);  // d64, 8 query heads per KV head
+  EXPECT_EQ(oss.tile_variant, kFp8NativeHeadPackVariant);
+  EXPECT_EQ(oss.kv_head_pack, 8);
+  const LaunchPlan one = gqa4_decode_plan(DType::kFloat8E4M3, 1, 8, 128, 131072, 0);
+  EXPECT_EQ(one.tile_variant, kFp8NativeHeadPackVariant);
+  EXPECT_GT(one.num_splits, 1);  // one CTA: the splits fill the GPU
+  EXPECT_EQ(gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 1).kv_head_pack, 1);  // caller's split count
+  EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 128, 8, 128, 8192, 0).kv_head_pack, 1);
+  EXPECT_EQ(gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 256, 8192, 0).kv_head_pack, 1);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 128, 8, 1, 128, 8192, 0).kv_head_pack, 1);  // one KV head
+  // Speculative decoding: 4 tokens x 4 query heads x 4 heads = 64 rows.
+  SchedulerArgs s;
+  s.batch_size = 16;
+  s.max_seqlen_q = 4;
+  s.max_seqlen_k = 4096;
+  s.num_heads_q = 32;
+  s.num_heads_kv = 8;
+  s.headdim = s.headdim_v = 128;
+  s.cache_seqlens = tensor(DType::kInt32, {16});
+  s.page_size = 16;
+  s.causal = true;
+  s.qkv_dtype = DType::kFloat8E4M3;
+  const LaunchPlan spec = make_plan(s, DeviceInfo{});
+  EXPECT_EQ(spec.kv_head_pack, 4);
+  EXPECT_EQ(spec.block_n, 32);
+}
+
+TEST(Experiment, ParsesFp8HeadPackToken) {
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_head_pack);
+  EXPECT_FALSE(Experiment::parse("no-fp8-headpack").fp8_head_pack);
 }
 
 // Its shared memory fits two CTAs per SM and its register split half the register file.
@@ -491,35 +565,44 @@ TEST(Plan, Fp8D192PlansInTheNativeBlockN) {
   }
 }
 
-// Under FLASHSEEK_EXPERIMENT=fp8-m192 (ctest plan_under_fp8_m192) long e4m3 d64 tiles take 192 rows; bf16 keeps
-// its own rule, short tiles and decodes keep theirs.
-TEST(PlanUnderFp8M192, LongE4m3D64TilesTake192Rows) {
-  if (!Experiment::get().fp8_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-m192 (ctest)";
-  auto prefill = [](DType dtype, int seqlen) {
-    SchedulerArgs s;
-    s.batch_size = 1;
-    s.max_seqlen_q = seqlen;
-    s.max_seqlen_k = seqlen;
-    s.num_heads_q = 64;
-    s.num_heads_kv = 8;
-    s.headdim = s.headdim_v = 64;
-    s.cache_seqlens = tensor(DType::kInt32, {1});
-    s.page_size = 16;
-    s.causal = true;
-    s.qkv_dtype = dtype;
-    return make_plan(s, DeviceInfo{});
-  };
-  const LaunchPlan long_fp8 = prefill(DType::kFloat8E4M3, 8192);
+// Long e4m3 d64 prefill tiles: 192 rows by default (entry 36), 128 under FLASHSEEK_EXPERIMENT=no-fp8-m192 (ctest
+// plan_under_no_fp8_m192); bf16 keeps its own rule, short tiles and decodes keep theirs.
+LaunchPlan fp8_d64_prefill_plan(DType dtype, int seqlen) {
+  SchedulerArgs s;
+  s.batch_size = 1;
+  s.max_seqlen_q = seqlen;
+  s.max_seqlen_k = seqlen;
+  s.num_heads_q = 64;
+  s.num_heads_kv = 8;
+  s.headdim = s.headdim_v = 64;
+  s.cache_seqlens = tensor(DType::kInt32, {1});
+  s.page_size = 16;
+  s.causal = true;
+  s.qkv_dtype = dtype;
+  return make_plan(s, DeviceInfo{});
+}
+
+TEST(Plan, LongE4m3D64TilesTake192Rows) {
+  if (!Experiment::get().fp8_m192) GTEST_SKIP() << "the default plan; this process runs under no-fp8-m192";
+  const LaunchPlan long_fp8 = fp8_d64_prefill_plan(DType::kFloat8E4M3, 8192);
   EXPECT_EQ(long_fp8.block_m, 192);
   EXPECT_EQ(long_fp8.block_n, 128);
   EXPECT_EQ(long_fp8.num_m_blocks, (8192 * 8 + 191) / 192);
-  EXPECT_EQ(prefill(DType::kFloat8E4M3, 512).block_m, 128);  // short tiles
+  EXPECT_EQ(fp8_d64_prefill_plan(DType::kFloat8E4M3, 512).block_m, 128);  // short tiles
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 8, 1, 64, 2048, 0).block_m, 64);
 }
 
+TEST(PlanUnderNoFp8M192, LongE4m3D64TilesKeep128Rows) {
+  if (Experiment::get().fp8_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-fp8-m192 (ctest)";
+  const LaunchPlan long_fp8 = fp8_d64_prefill_plan(DType::kFloat8E4M3, 8192);
+  EXPECT_EQ(long_fp8.block_m, 128);
+  EXPECT_EQ(long_fp8.num_m_blocks, (8192 * 8 + 127) / 128);
+}
+
 TEST(Experiment, ParsesFp8M192Token) {
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_m192);
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_m192);
   EXPECT_TRUE(Experiment::parse("fp8-m192").fp8_m192);
+  EXPECT_FALSE(Experiment::parse("no-fp8-m192").fp8_m192);
 }
 
 TEST(Experiment, ParsesFp8CopiesToken) {
@@ -607,9 +690,16 @@ TEST(Plan, Fp8CacheTakesTheFp8TilesInTheCallAndInSchedulerMetadata) {
       const LaunchPlan meta = make_plan(s, h200);
       const PaddedHeadDims p = pad_head_dims(d, d);
       EXPECT_EQ(call.block_m, 64);
-      EXPECT_EQ(call.block_n, find_tile_shape(p.head_dim, p.head_dim_v, 64, true).block_n) << d;
-      EXPECT_EQ(call.block_n, meta.block_n) << d;
-      EXPECT_EQ(call.num_splits, meta.num_splits) << d;
+      // Keys per block: the tile's rows, over the KV heads a head-packed e4m3 decode stacks in them.
+      EXPECT_EQ(call.block_n * call.kv_head_pack, find_tile_shape(p.head_dim, p.head_dim_v, 64, true).block_n) << d;
+      // qkv_dtype e4m3 stands for an e4m3 q (vLLM quantizes q for an fp8 cache); a bf16 q against the cache is
+      // not head-packed, so its plan may differ from the metadata's.
+      if (q_dtype == DType::kFloat8E4M3) {
+        EXPECT_EQ(call.block_n, meta.block_n) << d;
+        EXPECT_EQ(call.num_splits, meta.num_splits) << d;
+      } else {
+        EXPECT_EQ(call.kv_head_pack, 1) << d;
+      }
     }
   }
 }

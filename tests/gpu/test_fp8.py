@@ -9,10 +9,11 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,fp8-m192": e4m3 q/k/v on the converting tiles (the
-default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy path the default leaves for
-unaligned rows, the native tiles with one and four warps issuing K's and V's boxes (the default: two), and the
-native tiles taking K and V by 16-byte copies in every call, and long d64 tiles on the 192-row native tile;
+"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,no-fp8-headpack": e4m3 q/k/v on
+the converting tiles (the default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy
+path the default leaves for unaligned rows, the native tiles with one and four warps issuing K's and V's boxes
+(the default: two), the native tiles taking K and V by 16-byte copies in every call, long d64 tiles on the 128-row
+native tile, and decodes on the one-head tiles instead of the head-packed one;
 "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
@@ -96,12 +97,30 @@ EXTRA = [
     _sc("L8", "32q1s1500", "two-cta-page1-copies", page_size=1),
     _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4", page_size=4, return_lse=True),
     _sc(custom_heads(8, 1, 64), "q257s1000_16q1s600", "d64-page4-copies", page_size=4),
+    # the head-packed decode tile (several KV heads per CTA, block-diagonal S; tile_table.h
+    # kFp8NativeHeadPackTiles): 8 heads of L8 and of gpt-oss d64, a last block of 12 keys, splits, speculative
+    # tokens (4 heads), windows, sinks, softcap, HND, other page sizes and layouts, sequences of 0-37 keys; per-head
+    # descales and 4-token pages take the one-head tile instead
+    _sc("L8", "64q1s1500", "headpack-decode", descale="stride0", return_lse=True),
+    _sc("L8", "4q1s9000", "headpack-splits", descale="stride0", return_lse=True),
+    _sc("L8", "16q4s2000", "headpack-spec", descale="stride0", return_lse=True),
+    _sc("L8", "32q1s3000", "headpack-window-softcap", descale="stride0", window=(500, 0), softcap=30.0),
+    _sc("OSS", "32q1s1000", "headpack-d64-sinks", descale="stride0", sinks=True, return_lse=True),
+    _sc("OSS", "2q1s5000", "headpack-d64-sinks-splits", descale="ones", sinks=True, return_lse=True),
+    _sc("L8", "32q1s1000", "headpack-hnd", descale="stride0", hnd=True),
+    _sc("L8", "32q1s1000", "headpack-page64", descale="stride0", page_size=64),
+    _sc("L8", "32q1s1000", "headpack-page8", descale="stride0", page_size=8),
+    _sc("L8", "16q1s2k", "headpack-batched", kv_layout="batched", kv_gap=61, descale="stride0"),
+    _sc("L8", "16q1s2k", "headpack-varlen-kv", kv_layout="varlen", descale="stride0"),
+    _sc(H, "q1s1000_q1s0_q1s1_q1s37_q1s16", "headpack-short", descale="stride0", return_lse=True),
+    _sc("L8", "32q1s1500", "headpack-per-head-descale"),
+    _sc("L8", "32q1s1500", "headpack-page4", descale="stride0", page_size=4),
     # e4m3 q/k/v at d192 / 128 (MLA prefill; the native tiles' three 64-byte-swizzled column blocks)
     _sc("MLAp16", "q300_q77", "d192x128-varlen", kv_layout="varlen", return_lse=True),
     _sc("MLAp16", "q200s900_16q1s700", "d192x128-paged", causal=True),
     _sc("MLAp16", "8q1s3000", "d192x128-splits", num_splits=8, return_lse=True),
     _sc(custom_heads(16, 2, 192, 128), "q129s463_q5s18_q1s1328", "d192x128-gqa-page1", page_size=1),
-    # a long d64 prefill the native tiles refuse (q rows off 16-byte alignment): under fp8-m192 the plan's 192-row
+    # a long d64 prefill the native tiles refuse (q rows off 16-byte alignment): the plan's 192-row
     # grid is counted again for the converting 128-row tile
     _sc(custom_heads(8, 1, 64), "q3000", "d64-long-q-stride", q_row_pad=8),
 ]
@@ -212,14 +231,18 @@ def test_descales_take_effect_per_sequence_and_kv_head():
 
 # ---- the same token in a prefill chunk and in a decode step ------------------------------------------------
 
-@pytest.mark.parametrize("dtype,kv_dtype,heads", [
-    ("e4m3", None, custom_heads(8, 2, 128)),
-    ("e4m3", None, custom_heads(16, 2, 256)),
-    ("e4m3", None, custom_heads(8, 1, 64)),
-    ("bf16", "e4m3", custom_heads(8, 2, 128)),
-    ("e4m3", None, custom_heads(16, 16, 192, 128)),
+@pytest.mark.parametrize("dtype,kv_dtype,heads,page_size", [
+    ("e4m3", None, custom_heads(8, 2, 128), 16),
+    ("e4m3", None, custom_heads(16, 2, 256), 16),
+    ("e4m3", None, custom_heads(8, 1, 64), 16),
+    ("bf16", "e4m3", custom_heads(8, 2, 128), 16),
+    ("e4m3", None, custom_heads(16, 16, 192, 128), 16),
+    # pages of 4 rows: no TMA box fits, so the native tiles copy K and V where all tiles of the head dim can
+    # (d128) and both kernels take the converting tiles where one cannot (d256's 128-row tile)
+    ("e4m3", None, custom_heads(8, 2, 128), 4),
+    ("e4m3", None, custom_heads(16, 2, 256), 4),
 ])
-def test_same_token_same_result_in_prefill_chunk_and_decode_step(dtype, kv_dtype, heads):
+def test_same_token_same_result_in_prefill_chunk_and_decode_step(dtype, kv_dtype, heads, page_size):
     """A chunk of P new tokens at the end of a K-key sequence (chunked prefill: the 128-row prefill kernel) and
     the same tokens sent one by one as decode steps against their own prefixes of the same paged cache (the
     64-row decode kernel, one sequence per token) give bitwise the same output rows: fp8 values are converted
@@ -227,7 +250,7 @@ def test_same_token_same_result_in_prefill_chunk_and_decode_step(dtype, kv_dtype
     batch-invariant mode); with the default heuristic both stay within the fp8 rules (checked elsewhere)."""
     P, K = 200, 1500
     s = make_scenario("fp8", heads, ((P, K),), label=f"q{P}s{K}", name=f"fp8/same-token/{heads.label}",
-                      dtype=dtype, kv_dtype=kv_dtype, descale="random", num_splits=1)
+                      dtype=dtype, kv_dtype=kv_dtype, descale="random", num_splits=1, page_size=page_size)
     inputs = make_inputs(s, "cuda", seed=session_seed())
     prefill = _call(inputs)
     kw = dict(inputs.kwargs)
@@ -292,7 +315,8 @@ def test_rejections_name_the_argument():
 _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
-                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,fp8-m192").split(",")
+                            "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,"
+                            "no-fp8-headpack").split(",")
     if v and v != "none"]
 
 
