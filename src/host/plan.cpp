@@ -107,15 +107,19 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // kFp8NativeHeadPackTiles, entry 37): one TMA box per page carries every head of the group. Only where the caller
   // leaves the split count to us (its keys per block differ from the prefill tile's, as the two-CTA tiles'); run()
   // takes the one-head tile where the call cannot be packed (per-head descales, no box fits).
-  const TileShape pack_tile = fp8_native_head_pack_tile(tile.head_dim, tile.head_dim_v);
+  // fp8-headpack2: the two-CTA form at d128 (block_n 64 rows: up to 4 heads of 16 keys).
+  const bool two_cta_pack = experiment.fp8_head_pack == 2 && tile.head_dim == 128 && tile.head_dim_v == 128;
+  const TileShape pack_tile =
+      two_cta_pack ? kFp8NativeHeadPackTwoCtaTile : fp8_native_head_pack_tile(tile.head_dim, tile.head_dim_v);
   const int head_pack = in.fp8_qkv && experiment.fp8_native && !experiment.fp8_native_one_p &&
-                                experiment.fp8_head_pack && in.num_splits == 0 && !in.mla_decode &&
+                                experiment.fp8_head_pack != 0 && in.num_splits == 0 && !in.mla_decode &&
                                 plan.tile_variant == 0 && tile.block_m == 64 && pack_tile.block_m == 64
-                            ? kv_head_pack_of(in.num_heads_kv, qheads_per_kvhead, in.max_seqlen_q)
+                            ? kv_head_pack_of(in.num_heads_kv, qheads_per_kvhead, in.max_seqlen_q,
+                                              two_cta_pack ? 4 : 8)
                             : 1;
   if (head_pack > 1) {
     tile = pack_tile;
-    plan.tile_variant = kFp8NativeHeadPackVariant;
+    plan.tile_variant = two_cta_pack ? kFp8NativeHeadPackTwoCtaVariant : kFp8NativeHeadPackVariant;
     plan.kv_head_pack = head_pack;
   }
   plan.head_dim_padded = tile.head_dim;

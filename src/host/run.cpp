@@ -200,16 +200,18 @@ struct NativeKv {
 // and strides) and no box would straddle a page (left padding, pages of fewer than 8 rows); otherwise, or under
 // FLASHSEEK_EXPERIMENT=fp8-cpasync, by copies where every native tile of the head dims has the copy path
 // (fp8_native_copies_of). Else, and under fp8-convert, the converting tiles.
-// `tile_variant` 203 (head-packed, `head_pack` KV heads per box): TMA boxes only, and only for descales that are
+// `tile_variant` 203 / 204 (head-packed, `head_pack` KV heads per box): TMA boxes only, and only for descales that are
 // the same for every KV head (the kernel reads the group's first head's); {false, 0} sends the call to the
 // one-head tiles.
 NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const LaunchPlan& plan, int tile_variant,
                           int head_pack, KvTensorMaps& maps) {
   const Experiment& e = Experiment::get();
-  const bool packed = tile_variant == kFp8NativeHeadPackVariant;
-  const TileShape tile = tile_variant == kFp8NativeTwoCtaVariant ? kFp8NativeTwoCtaTile
-                         : packed ? fp8_native_head_pack_tile(plan.head_dim_padded, plan.head_dim_v_padded)
-                                  : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
+  const bool packed = tile_variant == kFp8NativeHeadPackVariant || tile_variant == kFp8NativeHeadPackTwoCtaVariant;
+  const TileShape tile =
+      tile_variant == kFp8NativeTwoCtaVariant          ? kFp8NativeTwoCtaTile
+      : tile_variant == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
+      : packed ? fp8_native_head_pack_tile(plan.head_dim_padded, plan.head_dim_v_padded)
+               : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
   if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
       (tile_variant != 0 && tile_variant != kFp8NativeTwoCtaVariant && !packed) || tile.block_m == 0 ||
       p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
@@ -301,8 +303,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // converting one, with the plan's split count.
   int tile_variant = plan.tile_variant;
   NativeKv native_kv = fp8_native_kv_of(a, p, plan, tile_variant, plan.kv_head_pack, maps);
-  const bool head_packed = tile_variant == kFp8NativeHeadPackVariant && native_kv.native;
-  if (tile_variant == kFp8NativeHeadPackVariant && !native_kv.native) {
+  const bool packed_plan = plan.kv_head_pack > 1;
+  const bool head_packed = packed_plan && native_kv.native;
+  if (packed_plan && !native_kv.native) {
     tile_variant = 0;
     native_kv = fp8_native_kv_of(a, p, plan, tile_variant, 1, maps);
   }

@@ -178,6 +178,11 @@ constexpr TileShape kFp8NativeHeadPackTiles[] = {
     {64, 64, 64, 128, 4, true, 4, 1, true, false},
 };
 
+// The same at two CTAs per SM (variant 204, d128; the two-CTA tile's shape, kFp8NativeTwoCtaTile): block_n 64 rows,
+// so at most 4 heads for 16-key page boxes.
+constexpr int kFp8NativeHeadPackTwoCtaVariant = 204;
+constexpr TileShape kFp8NativeHeadPackTwoCtaTile = {128, 128, 64, 64, 3, true, 4, 2, true, false};
+
 constexpr TileShape fp8_native_head_pack_tile(int d, int dv) {
   for (const TileShape& t : kFp8NativeHeadPackTiles) {
     if (t.head_dim == d && t.head_dim_v == dv) return t;
@@ -185,10 +190,10 @@ constexpr TileShape fp8_native_head_pack_tile(int d, int dv) {
   return TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
-// KV heads per CTA for a head-packed decode: the most of 8, 4, 2 that divides the KV heads and whose query rows
+// KV heads per CTA for a head-packed decode: the most of 8 (or max_pack, a power of two), 4, 2 that divides the KV heads and whose query rows
 // (heads x query heads per KV head x query tokens) fit the 64-row tile; 1 (no packing) if none.
-constexpr int kv_head_pack_of(int num_heads_kv, int qheads_per_kvhead, long long max_seqlen_q) {
-  for (int h = 8; h >= 2; h /= 2) {
+constexpr int kv_head_pack_of(int num_heads_kv, int qheads_per_kvhead, long long max_seqlen_q, int max_pack = 8) {
+  for (int h = max_pack; h >= 2; h /= 2) {
     if (num_heads_kv % h == 0 && static_cast<long long>(h) * qheads_per_kvhead * max_seqlen_q <= 64) return h;
   }
   return 1;

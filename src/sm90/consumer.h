@@ -267,7 +267,8 @@ struct Consumer {
     auto transform_scores = [&](int n) {
       if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
       if constexpr (Traits::kHeadPacked) {
-        mask.template apply_head_packed<kN>(s, n, row_tok, row_head, lane, p.kv_head_pack_log2);
+        mask.template apply_head_packed<kN>(s, n, row_tok, row_head, lane, p.kv_head_pack_log2,
+                                            mask.block_needs_mask(n, keys_per_block<Traits>(p)));
       } else if (mask.block_needs_mask(n, kN)) {
         mask.template apply<kN>(s, n, row_tok, lane);
       }

@@ -54,7 +54,8 @@ struct FwdKernelTraits {
           ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeTwoCtaVariant  ? kFp8NativeTwoCtaTile
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
-                                               : decode_variant_tile(kVariant_);
+      : kVariant_ == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
+                                                     : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
                 "the variant tile is for other head dims");
@@ -64,7 +65,8 @@ struct FwdKernelTraits {
   static constexpr int kBlockN = kShape.block_n;  // rows of a K/V block (keys, or keys x heads when head-packed)
   // Head-packed (tile_table.h kFp8NativeHeadPackTiles): FwdParams::kv_head_pack KV heads per CTA, block row t is key
   // t >> kv_head_pack_log2 of head t & (kv_head_pack - 1); TMA boxes only.
-  static constexpr bool kHeadPacked = kVariant_ == kFp8NativeHeadPackVariant;
+  static constexpr bool kHeadPacked =
+      kVariant_ == kFp8NativeHeadPackVariant || kVariant_ == kFp8NativeHeadPackTwoCtaVariant;
   static_assert(!kHeadPacked || (!kShape.native_copies && kBlockM_ == 64), "head-packed: TMA, one consumer");
   static constexpr int kStages = kShape.stages;
   static constexpr int kRawStages = kShape.raw_stages;

@@ -130,6 +130,11 @@ cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
     }
   }
   if constexpr (kD == 128) {
+    if (l.tile_variant == kFp8NativeHeadPackTwoCtaVariant && block_m == 64 && !one_p) {
+      status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeHeadPackTwoCtaVariant>>(l);
+      if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+      return launch_combine<kD>(l);
+    }
     // The two-CTA decode tile (tile_table.h kFp8NativeTwoCtaTile), where the planner took it.
     if (l.tile_variant == kFp8NativeTwoCtaVariant && block_m == 64 && !one_p) {
       status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeTwoCtaVariant>>(l);

@@ -108,12 +108,26 @@ struct AttentionMask {
   // (t >> heads_log2) of the CTA's head t & (2^heads_log2 - 1); a row sees only its own head's columns
   // (`row_head`: the head of accumulator rows g and g + 8), within the limits above. At most 8 heads: a thread's
   // columns 8 j + 2 (lane % 4) + e then have the head of 2 (lane % 4) + e whatever j, and keys j * (8 >> heads_log2)
-  // apart.
+  // apart. `keys`: some key of the block is masked for some row (block_needs_mask over its keys); else only the
+  // other heads' columns are, one select per element.
   template <int kN>
   __device__ __forceinline__ void apply_head_packed(float (&s)[kN / 2], int n, const int (&row_tok)[2],
-                                                    const int (&row_head)[2], int lane, int heads_log2) const {
+                                                    const int (&row_head)[2], int lane, int heads_log2,
+                                                    bool keys) const {
     const int t0 = 2 * (lane & 3);
     const int key_step = 8 >> heads_log2;
+    if (!keys) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool own_head = ((t0 + e) & ((1 << heads_log2) - 1)) == row_head[r];
+#pragma unroll
+          for (int j = 0; j < kN / 8; ++j) s[4 * j + 2 * r + e] = own_head ? s[4 * j + 2 * r + e] : -INFINITY;
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(row_tok[r] + diag + right));

@@ -446,12 +446,11 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
 
 // The native e4m3 two-CTA decode tile (plan.cpp, tile_table.h kFp8NativeTwoCtaTile): e4m3 q/k/v d128 decode grids
 // of 1.5 waves and more without splits, the split count left to us; everything else keeps the one-CTA tiles.
-// Head packing takes these shapes by default: the rule runs under no-fp8-headpack (ctest plan_under_no_fp8_headpack).
 TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
-  if (!Experiment::get().fp8_two_ctas || !Experiment::get().fp8_native || Experiment::get().fp8_native_one_p) {
+  if (!Experiment::get().fp8_two_ctas || !Experiment::get().fp8_native || Experiment::get().fp8_native_one_p ||
+      Experiment::get().fp8_head_pack != 0) {
     GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the native two-CTA tile off";
   }
-  if (Experiment::get().fp8_head_pack) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-fp8-headpack (ctest)";
   const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
@@ -490,10 +489,11 @@ TEST(TileTable, KvHeadPackFitsTheQueryRowsIn64) {
   }
 }
 
-TEST(Plan, Fp8DecodesPackKvHeads) {
+// Under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest plan_under_fp8_headpack; off by default, entry 37).
+TEST(PlanUnderFp8HeadPack, Fp8DecodesPackKvHeads) {
   const Experiment& e = Experiment::get();
-  if (!e.fp8_head_pack || !e.fp8_native || e.fp8_native_one_p) {
-    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the head-packed tile off";
+  if (e.fp8_head_pack != 1 || !e.fp8_native || e.fp8_native_one_p) {
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest)";
   }
   const LaunchPlan l8 = gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);
   EXPECT_EQ(l8.tile_variant, kFp8NativeHeadPackVariant);
@@ -528,9 +528,26 @@ TEST(Plan, Fp8DecodesPackKvHeads) {
   EXPECT_EQ(spec.block_n, 32);
 }
 
+// Under fp8-headpack2 (ctest plan_under_fp8_headpack2): the two-CTA form, up to 4 heads, d128 only.
+TEST(PlanUnderFp8HeadPack2, Fp8DecodesPackKvHeadsOnTwoCtas) {
+  if (Experiment::get().fp8_head_pack != 2) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-headpack2 (ctest)";
+  const LaunchPlan l8 = gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);
+  EXPECT_EQ(l8.tile_variant, kFp8NativeHeadPackTwoCtaVariant);
+  EXPECT_EQ(l8.kv_head_pack, 4);
+  EXPECT_EQ(l8.block_n, kFp8NativeHeadPackTwoCtaTile.block_n / 4);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 64, 64, 8, 64, 4096, 0).tile_variant, kFp8NativeHeadPackVariant);
+}
+
+TEST(Plan, NoHeadPackingByDefault) {
+  if (Experiment::get().fp8_head_pack != 0) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns head packing on";
+  EXPECT_EQ(gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0).kv_head_pack, 1);
+}
+
 TEST(Experiment, ParsesFp8HeadPackToken) {
-  EXPECT_TRUE(Experiment::parse(nullptr).fp8_head_pack);
-  EXPECT_FALSE(Experiment::parse("no-fp8-headpack").fp8_head_pack);
+  EXPECT_EQ(Experiment::parse(nullptr).fp8_head_pack, 0);
+  EXPECT_EQ(Experiment::parse("fp8-headpack").fp8_head_pack, 1);
+  EXPECT_EQ(Experiment::parse("fp8-headpack2").fp8_head_pack, 2);
+  EXPECT_EQ(Experiment::parse("fp8-headpack,no-fp8-headpack").fp8_head_pack, 0);
 }
 
 // Its shared memory fits two CTAs per SM and its register split half the register file.

@@ -9,11 +9,11 @@ test_operator_grid.py.
 Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs in-process with whatever
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
-"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,no-fp8-headpack": e4m3 q/k/v on
-the converting tiles (the default takes the native e4m3 tiles at d 64, 128 and 256), those with the 8-byte copy
-path the default leaves for unaligned rows, the native tiles with one and four warps issuing K's and V's boxes
-(the default: two), the native tiles taking K and V by 16-byte copies in every call, long d64 tiles on the 128-row
-native tile, and decodes on the one-head tiles instead of the head-packed one;
+"fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,fp8-headpack,fp8-headpack2": e4m3
+q/k/v on the converting tiles (the default takes the native e4m3 tiles at d 64, 128 and 256), those with the
+8-byte copy path the default leaves for unaligned rows, the native tiles with one and four warps issuing K's and
+V's boxes (the default: two), the native tiles taking K and V by 16-byte copies in every call, long d64 tiles on
+the 128-row native tile, and decodes on the head-packed tiles (one and two CTAs per SM);
 "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
@@ -97,8 +97,8 @@ EXTRA = [
     _sc("L8", "32q1s1500", "two-cta-page1-copies", page_size=1),
     _sc(custom_heads(16, 2, 256), "q300s900_4q1s700", "d256-page4", page_size=4, return_lse=True),
     _sc(custom_heads(8, 1, 64), "q257s1000_16q1s600", "d64-page4-copies", page_size=4),
-    # the head-packed decode tile (several KV heads per CTA, block-diagonal S; tile_table.h
-    # kFp8NativeHeadPackTiles): 8 heads of L8 and of gpt-oss d64, a last block of 12 keys, splits, speculative
+    # for the head-packed decode tiles (fp8-headpack, fp8-headpack2: several KV heads per CTA, block-diagonal S;
+    # tile_table.h kFp8NativeHeadPackTiles): 8 heads of L8 and of gpt-oss d64, a last block of 12 keys, splits, speculative
     # tokens (4 heads), windows, sinks, softcap, HND, other page sizes and layouts, sequences of 0-37 keys; per-head
     # descales and 4-token pages take the one-head tile instead
     _sc("L8", "64q1s1500", "headpack-decode", descale="stride0", return_lse=True),
@@ -316,7 +316,7 @@ _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
                             "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,"
-                            "no-fp8-headpack").split(",")
+                            "fp8-headpack,fp8-headpack2").split(",")
     if v and v != "none"]
 
 
