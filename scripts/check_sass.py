@@ -6,7 +6,7 @@ Disassembles with cuobjdump and checks, per kernel whose name contains attention
 HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
 Every forward kernel copies with cp.async (LDGSTS: query rows, partial blocks); the 16-bit ones also stream K/V
 by TMA (UTMALDG), the converting fp8-cache kernels (FwdKernelTraits<..., true>) convert e4m3 in the kernel
-(F2FP...E4M3 unpacks), and the native e4m3 ones (variants 200-203) multiply e4m3 (QGMMA) from TMA-loaded tiles; --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
+(F2FP...E4M3 unpacks), and the native e4m3 ones (variants 200-204) multiply e4m3 (QGMMA) from TMA-loaded tiles; --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
 family that silently drops out of the build is caught.
 Exits 77 (a skip for ctest) when no cuobjdump is found, with the reason.
 """
@@ -47,8 +47,9 @@ OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "T
 
 def is_fp8_native_kernel(mangled):
     """FwdKernelTraits<bf16, d, dv, block_m, true, kFp8NativeVariant = 200 / kFp8NativeOnePVariant = 201 /
-    kFp8NativeTwoCtaVariant = 202 / kFp8NativeHeadPackVariant = 203>: e4m3 wgmma (QGMMA), no conversion."""
-    return re.search(r"FwdKernelTraits.*Lb1ELi20[0-3]E", mangled) is not None
+    kFp8NativeTwoCtaVariant = 202 / kFp8NativeHeadPackVariant = 203 / kFp8NativeHeadPackTwoCtaVariant = 204>: e4m3
+    wgmma (QGMMA), no conversion."""
+    return re.search(r"FwdKernelTraits.*Lb1ELi20[0-4]E", mangled) is not None
 
 
 def is_fp8_kernel(mangled):

@@ -402,10 +402,10 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
 
 // A one-token decode of `batch` sequences, page 16, on the H200's SM count.
 LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv, int d, int seqlen_k,
-                       int num_splits) {
+                       int num_splits, int max_seqlen_q = 1) {
   SchedulerArgs s;
   s.batch_size = batch;
-  s.max_seqlen_q = 1;
+  s.max_seqlen_q = max_seqlen_q;
   s.max_seqlen_k = seqlen_k;
   s.num_heads_q = num_heads_q;
   s.num_heads_kv = num_heads_kv;
@@ -512,18 +512,7 @@ TEST(PlanUnderFp8HeadPack, Fp8DecodesPackKvHeads) {
   EXPECT_EQ(gqa4_decode_plan(DType::kFloat8E4M3, 128, 8, 256, 8192, 0).kv_head_pack, 1);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 128, 8, 1, 128, 8192, 0).kv_head_pack, 1);  // one KV head
   // Speculative decoding: 4 tokens x 4 query heads x 4 heads = 64 rows.
-  SchedulerArgs s;
-  s.batch_size = 16;
-  s.max_seqlen_q = 4;
-  s.max_seqlen_k = 4096;
-  s.num_heads_q = 32;
-  s.num_heads_kv = 8;
-  s.headdim = s.headdim_v = 128;
-  s.cache_seqlens = tensor(DType::kInt32, {16});
-  s.page_size = 16;
-  s.causal = true;
-  s.qkv_dtype = DType::kFloat8E4M3;
-  const LaunchPlan spec = make_plan(s, DeviceInfo{});
+  const LaunchPlan spec = decode_plan(DType::kFloat8E4M3, 16, 32, 8, 128, 4096, 0, 4);
   EXPECT_EQ(spec.kv_head_pack, 4);
   EXPECT_EQ(spec.block_n, 32);
 }
