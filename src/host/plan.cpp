@@ -62,12 +62,13 @@ bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qhea
 
 LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
-  const PaddedHeadDims padded = pad_head_dims(in.head_dim, in.head_dim_v);
+  const Experiment& experiment = Experiment::get();
+  const PaddedHeadDims padded =
+      pad_head_dims(in.head_dim, in.head_dim_v, experiment.d96_tiles && !in.fp8_kv && !in.mla_decode);
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
   TileShape tile = in.mla_decode ? kMlaDecodeTile
                                  : find_tile_shape(padded.head_dim, padded.head_dim_v,
                                                    choose_block_m(in.max_seqlen_q * qheads_per_kvhead), in.fp8_kv);
-  const Experiment& experiment = Experiment::get();
   // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2; d64: 3), before
   // the split count is chosen, so the splits see its CTAs per SM.
   const TileShape variant = decode_variant_tile(experiment.decode_tile);

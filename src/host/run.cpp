@@ -176,13 +176,16 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
   const bool dense = p.kv_layout == KVLayout::kVarlen;
   const int64_t rows = dense ? p.total_k : p.page_size;
   const int64_t pages = dense ? 1 : p.num_pages;
+  // The d96 tiles' 192-byte rows take the 64-byte swizzle (32-column boxes; SwizzledTileFor).
   const std::string k_why =
       encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.k), p.k, p.head_dim, p.num_heads_kv, rows, pages,
-                           p.k_head_stride, p.k_row_stride, p.k_page_stride, box_rows);
+                           p.k_head_stride, p.k_row_stride, p.k_page_stride, box_rows,
+                           plan.head_dim_padded % 64 != 0);
   if (!k_why.empty()) return 0;
   const std::string v_why =
       encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.v), p.v, p.head_dim_v, p.num_heads_kv, rows, pages,
-                           p.v_head_stride, p.v_row_stride, p.v_page_stride, box_rows);
+                           p.v_head_stride, p.v_row_stride, p.v_page_stride, box_rows,
+                           plan.head_dim_v_padded % 64 != 0);
   return v_why.empty() ? box_rows : 0;
 }
 

@@ -63,6 +63,12 @@ constexpr TileShape kTileShapes[] = {
     // d64, 192 rows: three consumer warpgroups share each K/V block (as FA3 does at d 64). The plan takes it for
     // long bf16 / fp16 d64 tiles only (plan.cpp); same block_n as the 64- and 128-row tiles (same bits).
     {64, 64, 192, 128, 4, false, 0},
+    // d96 (FLASHSEEK_EXPERIMENT=d96, docs/perf-log.md entry 38; 16-bit only): head dims 72-96 padded to 96 instead
+    // of 128, a quarter less tensor work per key. 192-byte rows: Q, K and V as three 64-byte-swizzled column
+    // blocks (SwizzledTile64; V an MN-major operand). block_n 128 as d128's (zero columns add exact zeros, so a
+    // token's bits match the d128-padded tiles'). m128 24 + 3 x 48 = 168 KB; m64 12 + 4 x 48 = 204 KB.
+    {96, 96, 128, 128, 3, false, 0},
+    {96, 96, 64, 128, 4, false, 0},
 };
 
 constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
@@ -205,10 +211,12 @@ struct PaddedHeadDims {
   int head_dim_v;
 };
 
-constexpr PaddedHeadDims pad_head_dims(int d, int dv) {
+// tiles96: 16-bit calls under FLASHSEEK_EXPERIMENT=d96 (the d96 tiles; e4m3 has no 96-byte-row layout).
+constexpr PaddedHeadDims pad_head_dims(int d, int dv, bool tiles96 = false) {
   if (d == 192 && dv == 128) return {192, 128};
   if (d != dv) return {0, 0};
   if (d <= 64) return {64, 64};
+  if (tiles96 && d <= 96) return {96, 96};
   if (d <= 128) return {128, 128};
   if (d <= 192) return {192, 192};
   if (d <= 256) return {256, 256};

@@ -236,11 +236,13 @@ cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStre
 #define FLASHSEEK_INSTANTIATE_COMBINE(Element, Dv) \
   template cudaError_t launch_combine_splits<Element, Dv>(const FwdParams&, int, cudaStream_t);
 FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 64)
+FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 96)  // the d96 tiles
 FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 128)
 FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 192)
 FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 256)
 FLASHSEEK_INSTANTIATE_COMBINE(__nv_bfloat16, 512)  // MLA decode
 FLASHSEEK_INSTANTIATE_COMBINE(__half, 64)
+FLASHSEEK_INSTANTIATE_COMBINE(__half, 96)
 FLASHSEEK_INSTANTIATE_COMBINE(__half, 128)
 FLASHSEEK_INSTANTIATE_COMBINE(__half, 192)
 FLASHSEEK_INSTANTIATE_COMBINE(__half, 256)

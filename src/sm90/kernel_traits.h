@@ -125,10 +125,11 @@ struct FwdKernelTraits {
   using QTile = SwizzledTileFor<kBlockM, kD * kElementBytes / 2>;
   using KTile = SwizzledTileFor<kBlockN, kD * kElementBytes / 2>;
   // The tile P*V reads: V (keys x dv, MN-major) for 16-bit, V^T (dv x keys, K-major) for native e4m3.
-  using VTile = std::conditional_t<kFp8Native, SwizzledTileFor<kDv, kBlockN / 2>, SwizzledTile<kBlockN, kDv>>;
+  // 16-bit V of dv 96 (the d96 tiles): three 64-byte-swizzled column blocks, MN-major (SwizzledTileFor).
+  using VTile = std::conditional_t<kFp8Native, SwizzledTileFor<kDv, kBlockN / 2>, SwizzledTileFor<kBlockN, kDv>>;
   // Native e4m3: V as it arrives (keys x dv bytes); a placeholder for the others.
   using VRawTile = std::conditional_t<kFp8Native, SwizzledTileFor<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
-  using OTile = SwizzledTile<kBlockM, kDv>;        // the output staged for the 16-byte stores
+  using OTile = SwizzledTileFor<kBlockM, kDv>;     // the output staged for the 16-byte stores
   static_assert(kFp8Native || kDv <= kD, "the output is staged in the Q tile");
 
   // Shared-memory map (byte offsets from a 1024-byte aligned base).

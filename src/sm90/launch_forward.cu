@@ -92,6 +92,9 @@ template <class Element, bool kFp8Kv>
 cudaError_t dispatch_head_dims(int d, int dv, int block_m, const Launch& l) {
   if (block_m != 64 && block_m != 128 && block_m != 192) return cudaErrorInvalidValue;
   if (d == 64 && dv == 64) return forward_then_combine<Element, kFp8Kv, 64, 64>(block_m, l);
+  if constexpr (!kFp8Kv) {  // the d96 tiles (FLASHSEEK_EXPERIMENT=d96), 16-bit only
+    if (d == 96 && dv == 96) return forward_then_combine<Element, kFp8Kv, 96, 96>(block_m, l);
+  }
   if (d == 128 && dv == 128) return forward_then_combine<Element, kFp8Kv, 128, 128>(block_m, l);
   if (d == 192 && dv == 128) return forward_then_combine<Element, kFp8Kv, 192, 128>(block_m, l);
   if (d == 192 && dv == 192) return forward_then_combine<Element, kFp8Kv, 192, 192>(block_m, l);

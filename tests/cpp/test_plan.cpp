@@ -17,17 +17,18 @@ TEST(TileTable, EveryTileFitsSharedMemoryAndWgmmaShapes) {
     // Plus the producer's row-offset buffers (2 x 2 x block_n int64) and the barriers.
     EXPECT_LE(tile_smem_bytes(t) + 32 * t.block_n + 128, 232448) << t.head_dim << "x" << t.head_dim_v;
     EXPECT_EQ(t.block_n % 16, 0);
-    EXPECT_EQ(t.head_dim % 64, 0);
-    EXPECT_EQ(t.head_dim_v % 64, 0);
+    // Whole 64-column blocks, or the d96 tiles' three 32-column blocks (the 64-byte swizzle)
+    EXPECT_TRUE(t.head_dim % 64 == 0 || t.head_dim == 96) << t.head_dim;
+    EXPECT_TRUE(t.head_dim_v % 64 == 0 || t.head_dim_v == 96) << t.head_dim_v;
     EXPECT_LE(t.block_n, 256);
   }
 }
 
 TEST(TileTable, EveryTileHasAnFp8Twin) {
   // Every 16-bit tile has an fp8-cache tile of the same head dims and block_m (the kernels are instantiated for
-  // both), whose e4m3 staging can also hold an e4m3 Q tile; the 192-row d64 tile is 16-bit only.
+  // both), whose e4m3 staging can also hold an e4m3 Q tile; the 192-row d64 tile and the d96 tiles are 16-bit only.
   for (const TileShape& t : kTileShapes) {
-    if (t.block_m == 192) continue;
+    if (t.block_m == 192 || t.head_dim == 96) continue;  // 16-bit only: e4m3 has no 96-byte-row tile
     const TileShape f = find_tile_shape(t.head_dim, t.head_dim_v, t.block_m, !t.fp8_kv);
     EXPECT_EQ(f.block_m, t.block_m) << t.head_dim << "x" << t.head_dim_v << " m" << t.block_m;
     if (t.fp8_kv) {
@@ -47,6 +48,21 @@ TEST(TileTable, DecodeAndPrefillTilesShareBlockN) {
     EXPECT_EQ(other.block_n, t.block_n) << t.head_dim << "x" << t.head_dim_v << (t.fp8_kv ? " fp8" : "");
   }
   EXPECT_EQ(find_tile_shape(64, 64, 192, false).block_n, find_tile_shape(64, 64, 128, false).block_n);
+}
+
+// The d96 tiles (FLASHSEEK_EXPERIMENT=d96): 16-bit head dims 65-96 pad to 96; e4m3 keeps 128.
+TEST(TileTable, Tiles96TakeHeadDimsUpTo96) {
+  EXPECT_EQ(pad_head_dims(72, 72, true).head_dim, 96);
+  EXPECT_EQ(pad_head_dims(80, 80, true).head_dim_v, 96);
+  EXPECT_EQ(pad_head_dims(96, 96, true).head_dim, 96);
+  EXPECT_EQ(pad_head_dims(64, 64, true).head_dim, 64);
+  EXPECT_EQ(pad_head_dims(112, 112, true).head_dim, 128);
+  EXPECT_EQ(pad_head_dims(96, 96).head_dim, 128);
+  EXPECT_EQ(find_tile_shape(96, 96, 128).block_n, find_tile_shape(128, 128, 128).block_n);  // the same bits
+  EXPECT_EQ(find_tile_shape(96, 96, 64).block_n, find_tile_shape(128, 128, 64).block_n);
+  EXPECT_EQ(find_tile_shape(96, 96, 128, true).block_m, 0);
+  EXPECT_TRUE(Experiment::parse("d96").d96_tiles);
+  EXPECT_FALSE(Experiment::parse(nullptr).d96_tiles);
 }
 
 TEST(TileTable, HeadDimsPadToTheSmallestTileThatHoldsThem) {
@@ -487,6 +503,16 @@ TEST(TileTable, KvHeadPackFitsTheQueryRowsIn64) {
     EXPECT_FALSE(t.native_copies);
     EXPECT_EQ(t.head_dim, t.head_dim_v);
   }
+}
+
+// Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
+TEST(PlanUnderD96, SixteenBitHeadDimsUpTo96TakeTheD96Tiles) {
+  if (!Experiment::get().d96_tiles) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96 (ctest)";
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 80, 4096, 0).head_dim_padded, 96);
+  EXPECT_EQ(decode_plan(DType::kFloat16, 16, 32, 32, 96, 4096, 0, 512).head_dim_padded, 96);
+  EXPECT_EQ(decode_plan(DType::kFloat16, 16, 32, 32, 96, 4096, 0, 512).block_m, 128);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 128, 4096, 0).head_dim_padded, 128);
 }
 
 // Under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest plan_under_fp8_headpack; off by default, entry 37).

@@ -1,5 +1,6 @@
 // wgmma with A from registers (the P fragment built from an accumulator's layout) and B in shared memory
-// MN-major (V stored key-major, 128-byte swizzle): O = P V over K keys, N = head dim, as the kernel steps it.
+// MN-major (V stored key-major, 128-byte swizzle, or the 64-byte swizzle of the d96 tiles' 192-byte rows):
+// O = P V over K keys, N = head dim, as the kernel steps it.
 #include "prim_test_util.h"
 #include "sm90/prims/async_copy.h"
 #include "sm90/prims/convert.h"
@@ -10,7 +11,7 @@ using namespace flashseek::sm90;
 
 template <int kK, int kN>
 __global__ void pv_kernel(const float* p, const __nv_bfloat16* v, float* o) {
-  using VTile = SwizzledTile<kK, kN>;
+  using VTile = SwizzledTileFor<kK, kN>;
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t v_base = smem_addr(smem);
   for (int idx = threadIdx.x; idx < kK * kN / 8; idx += 128)
@@ -40,7 +41,10 @@ __global__ void pv_kernel(const float* p, const __nv_bfloat16* v, float* o) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kK / 16; ++kk) {
-    const uint64_t db = make_smem_desc_sw128(v_base + kk * 16 * VTile::kRowBytes, VTile::kColumnBlockBytes, 1024);
+    // Leading offset: bytes between column blocks along N; stride offset: the next 8 rows along K.
+    const uint32_t addr = v_base + kk * 16 * VTile::kRowBytes;
+    const uint64_t db = VTile::kSwizzleBytes == 64 ? make_smem_desc_sw64(addr, VTile::kColumnBlockBytes, 512)
+                                                   : make_smem_desc_sw128(addr, VTile::kColumnBlockBytes, 1024);
     const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
     WgmmaRS<__nv_bfloat16, kN>::run(acc, a, db, kk > 0 ? 1 : 0);
   }
@@ -73,7 +77,7 @@ bool check() {
   float* d_o = nullptr;
   PRIM_CHECK(cudaMalloc(&d_o, want.size() * sizeof(float)));
   PRIM_CHECK(cudaMemset(d_o, 0xff, want.size() * sizeof(float)));
-  const int smem = SwizzledTile<kK, kN>::kBytes;
+  const int smem = SwizzledTileFor<kK, kN>::kBytes;
   auto kernel = pv_kernel<kK, kN>;
   PRIM_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(dp, dv, d_o);
@@ -87,6 +91,7 @@ bool check() {
 
 int main() {
   require_hopper_or_skip();
-  bool ok = check<128, 128>() & check<128, 64>() & check<80, 256>() & check<112, 192>() & check<128, 192>();
+  bool ok = check<128, 128>() & check<128, 64>() & check<80, 256>() & check<112, 192>() & check<128, 192>() &
+            check<128, 96>() & check<64, 96>();  // N 96: the 64-byte swizzle (the d96 tiles' V)
   return ok ? 0 : 1;
 }

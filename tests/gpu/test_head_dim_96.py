@@ -1,0 +1,57 @@
+"""The d96 tiles (FLASHSEEK_EXPERIMENT=d96, docs/perf-log.md entry 38): 16-bit head dims 72-96 on tiles of 96
+columns (Q, K and V in three 64-byte-swizzled column blocks, V as an MN-major wgmma operand) instead of padded to
+128. Prefill (128 rows), decode (64 rows), splits and their combine at dv 96, varlen, paged by TMA and by cp.async
+(1-token pages), batched caches with unused slots, windows, softcap, sinks, LSE, fp16 and bf16. Each case runs in
+this process with whatever FLASHSEEK_EXPERIMENT is set (the default pads to 128), and
+test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gpu_support import assert_passes, require_kernels, session_seed
+
+require_kernels()
+
+import pytest  # noqa: E402
+
+from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
+from flashseek.testing.run import check_scenario  # noqa: E402
+
+UNDER_D96 = "d96" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+
+
+def _sc(heads, batch, name, **kw):
+    return make_scenario("edge", heads, batch, suffix=["d96", name], **kw)
+
+
+CASES = [
+    _sc("P3", "q1k", "p3-prefill-causal", causal=True),
+    _sc(custom_heads(8, 2, 80), "q300s1k_16q1s700", "d80-mixed-lse", causal=True, return_lse=True),
+    _sc(custom_heads(16, 16, 72), "q257_q63_q1000", "d72-varlen-noncausal", kv_layout="varlen", causal=False),
+    _sc(custom_heads(8, 2, 96), "32q1s3000", "d96-decode-splits-md", causal=True, num_splits=8,
+        use_scheduler_metadata=True, return_lse=True),
+    _sc(custom_heads(8, 2, 80), "q500s1500_8q1s900", "d80-window-softcap", causal=True, window=(255, 0),
+        softcap=30.0),
+    _sc(custom_heads(8, 2, 96), "q300s800_4q1s2000", "d96-sinks", causal=True, sinks=True, return_lse=True),
+    _sc(custom_heads(8, 2, 80), "q200s600_16q1s1200", "d80-fp16", dtype="fp16", causal=True),
+    _sc(custom_heads(8, 2, 96), "16q1s2k", "d96-batched-gaps", kv_layout="batched", kv_gap=37, causal=True),
+    _sc(custom_heads(8, 2, 72), "q129s463_4q1s1328", "d72-page1", page_size=1, causal=True),
+    _sc(custom_heads(4, 4, 96), "2q2k", "d96-noout", causal=True, out_given=False),
+]
+
+
+@pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
+def test_d96_case(scenario):
+    seed = session_seed()
+    assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
+
+
+@pytest.mark.skipif(UNDER_D96, reason="this process already runs under d96")
+def test_module_under_d96():
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT="d96", FLASHSEEK_TEST_SEED=str(session_seed()))
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
+                           "-p", "no:cacheprovider"], env=env, capture_output=True, text=True, timeout=900)
+    tail = "\n".join(proc.stdout.splitlines()[-30:])
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=d96: module failed\n{tail}\n{proc.stderr[-2000:]}"
