@@ -339,10 +339,11 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // The native two-CTA tile refused (a paged cache with left padding, unaligned rows): the converting tile of the
   // table (one split: the plan took the two-CTA tile only without splits).
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
+  int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
+  if (fp8_native && block_m == 64 && Experiment::get().fp8_pages_ahead) loop_flags = sm90::kNativePagesAheadLoopFlags;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
-                                  static_cast<cudaStream_t>(stream), loop_flags_of(Experiment::get(), plan, p, grid_m),
-                                  tile_variant),
+                                  static_cast<cudaStream_t>(stream), loop_flags, tile_variant),
              "flashseek forward launch");
 }
 

@@ -12,6 +12,7 @@
 #include "consumer.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
+#include "launch.h"
 #include "mask.h"
 #include "prims/async_copy.h"
 #include "prims/mbarrier.h"
@@ -24,6 +25,8 @@
 #include "tile_index.h"
 
 namespace flashseek::sm90 {
+
+static_assert(kNativePagesAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead), "the host's value");
 
 // One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
 struct TileWork {
@@ -102,7 +105,8 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_dealloc<Traits::kProducerRegs>();
     if (n_end > n_begin) {
       if constexpr (Traits::kFp8Native) {
-        ProducerFp8Native<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+        ProducerFp8Native<Traits>::template run<kLoopFlags>(p, maps, seq, b, kv_head, row_begin, n_begin, n_end,
+                                                             smem, tid);
       } else if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
@@ -194,6 +198,12 @@ cudaError_t launch_attention_fwd_variant(const FwdParams& p, const KvTensorMaps&
 template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
                                  cudaStream_t stream) {
+  if constexpr (Traits::kFp8Native && Traits::kBlockM == 64) {
+    // The page-ids-ahead variant of the native decode tiles (FLASHSEEK_EXPERIMENT=fp8-pages-ahead, entry 39).
+    if (loop_flags == kNativePagesAheadLoopFlags) {
+      return launch_attention_fwd_variant<Traits, kNativePagesAheadLoopFlags>(p, maps, num_m_blocks, stream);
+    }
+  }
   if constexpr (has_experiment_variants<Traits>()) {
     if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);

@@ -113,8 +113,13 @@ struct ProducerFp8Native {
     if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
   }
 
+  // kFlags: kLoopPageIdsAhead (experiment) reads each block's block-table entries two blocks ahead and clamps
+  // them when the block is issued (ncu: the default clamps right after the load, a block ahead, and the issuing
+  // warp waits for the load there; entry 37).
+  template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+    constexpr bool kAhead = (kFlags & kLoopPageIdsAhead) != 0;
     if constexpr (Traits::kShape.native_copies) {
       if (p.kv_tma_rows == 0) {
         run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
@@ -135,9 +140,13 @@ struct ProducerFp8Native {
     const bool has_box = lane * box_rows < block_keys;
     const int last_key = max(0, seq.seqlen_k - 1);
     auto coord_of = [&](int i) {
-      return i < n_iters && has_box
-                 ? Tma::box_coord(p, seq, b, min((n_end - 1 - i) * block_keys + lane * box_rows, last_key))
-                 : typename Tma::BoxCoord{0, 0};
+      if (!(i < n_iters && has_box)) return typename Tma::BoxCoord{0, 0};
+      const int key = min((n_end - 1 - i) * block_keys + lane * box_rows, last_key);
+      if constexpr (kAhead) {
+        return Tma::box_coord_raw(p, seq, b, key);
+      } else {
+        return Tma::box_coord(p, seq, b, key);
+      }
     };
     // Head-packed: a box spans the group's heads from its first (the map's head coordinate), so it fills
     // box_rows x heads rows of the tile.
@@ -150,8 +159,11 @@ struct ProducerFp8Native {
     // another (entry 26).
     const typename Tma::IssueRoles roles = Tma::issue_roles(p, tid / 32);
     const bool issues_k = roles.k, issues_v = roles.v;
-    typename Tma::BoxCoord next{0, 0};
-    if (issues_k || issues_v) next = coord_of(0);
+    typename Tma::BoxCoord next{0, 0}, after_next{0, 0};
+    if (issues_k || issues_v) {
+      next = coord_of(0);
+      if constexpr (kAhead) after_next = coord_of(1);
+    }
     // Each step transposes block it - kLag first, then issues the copies of block it. The copies of block it wait
     // for the consumers to release its K stage (QK^T of block it - kStages); issued first, as before entry 22, they
     // held the transpose of block it - kLag behind that wait, i.e. behind QK^T of the very block the consumers were
@@ -166,8 +178,14 @@ struct ProducerFp8Native {
     auto issue_step = [&](int it) {
       if (it < n_iters && (issues_k || issues_v)) {
         // Block it: K into its stage, V into its raw stage, all by TMA.
-        const typename Tma::BoxCoord c = next;
-        next = coord_of(it + 1);
+        typename Tma::BoxCoord c = next;
+        if constexpr (kAhead) {
+          c = Tma::clamp_page(p, c);
+          next = after_next;
+          after_next = coord_of(it + 2);
+        } else {
+          next = coord_of(it + 1);
+        }
         if (issues_k) {
           const int stage = it % Traits::kStages;
           const uint32_t phase = (it / Traits::kStages) & 1;

@@ -44,6 +44,21 @@ struct ProducerTma {
     int row;
     int page;
   };
+  // box_coord without the page clamp (kLoopPageIdsAhead): the block-table value stays unread until
+  // clamp_page(), so a warp that fetches a coordinate ahead does not wait for the load there.
+  __device__ __forceinline__ static BoxCoord box_coord_raw(const FwdParams& p, const SequenceInfo& seq, int b,
+                                                           int key0) {
+    const int kp = seq.k_first + key0;
+    if (p.kv_layout == KVLayout::kPaged) {
+      const int col = p.page_div.div(kp);
+      return BoxCoord{kp - col * p.page_size, p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col]};
+    }
+    return BoxCoord{kp, p.kv_layout == KVLayout::kBatched ? seq.cache_row : 0};
+  }
+  __device__ __forceinline__ static BoxCoord clamp_page(const FwdParams& p, BoxCoord c) {
+    return BoxCoord{c.row, max(0, min(c.page, p.num_pages - 1))};
+  }
+
   __device__ __forceinline__ static BoxCoord box_coord(const FwdParams& p, const SequenceInfo& seq, int b,
                                                        int key0) {
     const int kp = seq.k_first + key0;

@@ -565,6 +565,11 @@ TEST(Experiment, ParsesFp8HeadPackToken) {
   EXPECT_EQ(Experiment::parse("fp8-headpack,no-fp8-headpack").fp8_head_pack, 0);
 }
 
+TEST(Experiment, ParsesFp8PagesAheadToken) {
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_pages_ahead);
+  EXPECT_TRUE(Experiment::parse("fp8-pages-ahead").fp8_pages_ahead);
+}
+
 // Its shared memory fits two CTAs per SM and its register split half the register file.
 TEST(TileTable, Fp8NativeTwoCtaTileFitsTwoCtasPerSm) {
   const TileShape t = kFp8NativeTwoCtaTile;
