@@ -15,14 +15,14 @@
 //
 // By copies (p.kv_tma_rows == 0): all 128 producer threads copy K and the raw V in 16-byte cp.async chunks, one
 // key row's offsets per thread computed a block ahead and its page id read two blocks ahead (as producer.h), each
-// thread arriving on the full barriers when its copies land (v_raw_full then expects 128 arrivals). Small pages
-// make TMA issue one 2 KB box per page and operand: at full load one SM's TMA unit caps e4m3 d128 decode near
-// 3.1 TB/s (entry 26's micro-benchmark: 3.0 TB/s at 132 CTAs), which 16-byte copies from 128 threads do not
-// share. Calls TMA cannot describe (pages of 1-4 rows, left padding) take this path too.
+// thread arriving on the full barriers when its copies land (v_raw_full then expects 128 arrivals). It is the path
+// of the calls TMA cannot describe (pages of 1-4 rows, left padding) only: everywhere else it ran 1.18x the time
+// of TMA boxes (entry 32), the transposing threads issuing copies slower than the TMA unit takes boxes.
 //
-// Head-packed tiles (variant 203, tile_table.h kFp8NativeHeadPackTiles): the CTA streams kv_head_pack heads at
-// once, each box spanning those heads for its keys (rows land key-major, [key][head]); the keys per block, box
-// coordinates, and the rows the transpose keeps count in keys_per_block. TMA only.
+// Head-packed tiles (variants 203 and 204, tile_table.h kFp8NativeHeadPackTiles; experiments): the CTA streams
+// kv_head_pack heads at once, each box spanning those heads for its keys (rows land key-major, [key][head]); the
+// keys per block, box coordinates, and the rows the transpose keeps count in keys_per_block. TMA only. Eight times
+// fewer boxes streamed no faster (entry 37): one SM's box rate is not what holds e4m3 decode near 3.2 TB/s.
 #pragma once
 
 #include "fwd_params.h"
