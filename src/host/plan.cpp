@@ -142,6 +142,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // Every tile table CTA takes the whole register file (384 threads at up to 232 registers): one per SM; a decode
   // experiment tile may be built for two.
   split.ctas_per_sm = tile.ctas_per_sm;
+  split.key_split = tile.key_split;
   split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
   split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
   split.head_dim_v = tile.head_dim_v;

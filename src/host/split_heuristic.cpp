@@ -49,8 +49,11 @@ double estimate_split_time_us(const SplitInputs& in, int splits) {
     const double cta_rate = std::min(v1_rate, 3800.0 / static_cast<double>(running)) * 1e3;
     return waves * (2.0 + blocks_per_split * block_bytes / cta_rate) + (splits > 1 ? 2.5 + partials_us : 0.0);
   }
-  const double cta_rate = soft_min(rate, kHbmGBps / static_cast<double>(running)) * 1e3;  // bytes per us
-  double t = waves * (kCtaFixedUs + blocks_per_split * std::max(kBlockMinUs, block_bytes / cta_rate));
+  // A key-split CTA runs key_split blocks' consumer chains at once (decode tile 4; an untested assumption until
+  // entry 41 measures it): its lone rate and shortest block time scale by it.
+  const double lanes = std::max(1, in.key_split);
+  const double cta_rate = soft_min(rate * lanes, kHbmGBps / static_cast<double>(running)) * 1e3;  // bytes per us
+  double t = waves * (kCtaFixedUs + blocks_per_split * std::max(kBlockMinUs / lanes, block_bytes / cta_rate));
   if (splits > 1) t += kCombineLaunchUs + rows * kCombineRowUs + partials_us;
   return t;
 }

@@ -16,6 +16,7 @@ struct SplitInputs {
   int kv_block_bytes = 0;       // K + V bytes of one key block of one KV head
   long long combine_rows = 0;   // (token, query head) rows the combine merges
   int head_dim_v = 128;         // padded
+  int key_split = 1;            // consumer warpgroups of a CTA taking alternate key blocks (decode tile 4)
   // Experiment switches (FLASHSEEK_EXPERIMENT): the FlashAttention rule, a cap, the per-CTA rate in GB/s.
   bool fa_rule = false;
   int cap = 0;

@@ -17,6 +17,9 @@ struct TileShape {
   // Native tiles: the producer also has the copy path for calls no TMA box fits (producer_fp8_native.h); without
   // it those calls take the converting tile.
   bool native_copies = true;
+  // Consumer warpgroups that share the same block_m rows and take alternate key blocks, merging their partial
+  // softmax and O at the end (decode tile 4): more consumer work in flight per CTA without a split's second kernel.
+  int key_split = 1;
 };
 
 // Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
@@ -86,10 +89,14 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //   3: bf16 d64, two CTAs per SM: block_n 128 as every d64 tile (so the same bits as the table's d64 decode
 //      tile), 3 stages (Q 8 KB + 3 x 32 KB + offsets = 108 KB per CTA), producer 40 and consumer 216 registers.
 //      For gpt-oss decodes (OSSt8 at 0.63-0.70 of HBM, docs/perf-log.md entry 21).
+//   4: bf16 d128, two consumer warpgroups on the same 64 rows taking alternate key blocks (key_split 2), merged
+//      in shared memory at the end; 3 stages (208 KB), producer 40 / consumers 232 registers. Small decodes spend
+//      most of their time in one CTA's per-block chain and in the split combine's second kernel (entry 41).
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
     {64, 64, 64, 128, 3, false, 0, 2},
+    {128, 128, 64, 128, 3, false, 0, 1, false, true, 2},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 

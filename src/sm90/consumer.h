@@ -208,8 +208,12 @@ struct Consumer {
     constexpr bool kPingpong = Traits::kPingpong && (kFlags & (kLoopNoPingpong | kLoopOneConsumer)) == 0;
     constexpr bool kTreeMax = (kFlags & kLoopTreeMax) != 0;
 
+    // Key-split tiles (Traits::kKeySplit > 1): warpgroups row_wg share 64 rows, each taking the key blocks
+    // key_lane, key_lane + kKeySplit, ... of the CTA's; their partial results are merged before the epilogue.
+    const int row_wg = Traits::kKeySplit == 1 ? wg : wg / Traits::kKeySplit;
+    const int key_lane = Traits::kKeySplit == 1 ? 0 : wg % Traits::kKeySplit;
     // Rows g and g + 8 of this warp's 16, as packed rows and as query tokens.
-    const int packed_row0 = row_begin + 64 * wg + 16 * warp + lane / 4;
+    const int packed_row0 = row_begin + 64 * row_wg + 16 * warp + lane / 4;
     const int row_tok[2] = {p.qheads_div.div(packed_row0), p.qheads_div.div(packed_row0 + 8)};
     // Head-packed: the CTA head each row's query head belongs to (its stacked query heads are the group's heads' in
     // order, qheads_per_kvhead >> kv_head_pack_log2 each).
@@ -233,13 +237,13 @@ struct Consumer {
     }
     // The loop's two GEMMs as the variant asks: left out, from descriptor bases, or as in the default.
     [[maybe_unused]] DescBases desc_bases{};
-    if constexpr ((kFlags & kLoopDescPrecomp) != 0) desc_bases = make_desc_bases(base, wg);
+    if constexpr ((kFlags & kLoopDescPrecomp) != 0) desc_bases = make_desc_bases(base, row_wg);
     auto qk = [&](int stage) {
       if constexpr ((kFlags & kLoopSkipQk) != 0) {
       } else if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
         qk_gemm_pre(s, desc_bases, stage);
       } else {
-        qk_gemm(s, base, stage, wg);
+        qk_gemm(s, base, stage, row_wg);
       }
     };
     auto pv = [&](int stage, bool accumulate) {
@@ -297,33 +301,39 @@ struct Consumer {
       }
     };
 
+    // This warpgroup's blocks: j-th of its own is the CTA's block key_of(j) in visiting order (j itself unless
+    // key-split).
     const int n_iters = n_end - n_begin;
-    if (n_iters > 0) {
+    auto key_of = [&](int j) { return Traits::kKeySplit == 1 ? j : key_lane + Traits::kKeySplit * j; };
+    const int my_iters = Traits::kKeySplit == 1 ? n_iters
+                         : n_iters > key_lane ? (n_iters - key_lane + Traits::kKeySplit - 1) / Traits::kKeySplit
+                                              : 0;
+    if (my_iters > 0) {
       if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
       mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
-      mbarrier_wait(base + Traits::k_full_barrier(stage_of(0)), phase_of(0));
+      mbarrier_wait(base + Traits::k_full_barrier(stage_of(key_of(0))), phase_of(key_of(0)));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      qk(stage_of(0));
+      qk(stage_of(key_of(0)));
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
       fence_operands(s);
-      release(base + Traits::k_empty_barrier(stage_of(0)), lane);
-      if (n_iters == 1) release_q(base, lane);
+      release(base + Traits::k_empty_barrier(stage_of(key_of(0))), lane);
+      if (my_iters == 1) release_q(base, lane);
       float correction[2];
-      softmax_step(n_end - 1, correction);
+      softmax_step(n_end - 1 - key_of(0), correction);
       convert_p(s, pf);
 
-      for (int it = 1; it < n_iters; ++it) {
-        const int n = n_end - 1 - it;
-        const int stage = stage_of(it);
-        const uint32_t phase = phase_of(it);
-        const int prev_stage = stage_of(it - 1);
-        const uint32_t prev_phase = phase_of(it - 1);
+      for (int it = 1; it < my_iters; ++it) {
+        const int n = n_end - 1 - key_of(it);
+        const int stage = stage_of(key_of(it));
+        const uint32_t phase = phase_of(key_of(it));
+        const int prev_stage = stage_of(key_of(it - 1));
+        const uint32_t prev_phase = phase_of(key_of(it - 1));
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
@@ -341,7 +351,7 @@ struct Consumer {
         wgmma_wait_group<1>();  // S is ready; P*V may still run
         fence_operands(s);
         release(base + Traits::k_empty_barrier(stage), lane);
-        if (it == n_iters - 1) release_q(base, lane);
+        if (it == my_iters - 1) release_q(base, lane);
         softmax_step(n, correction);
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
@@ -362,13 +372,13 @@ struct Consumer {
         convert_p(s, pf);
       }
 
-      const int last = n_iters - 1;
-      const int stage = stage_of(last);
-      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(last));
+      const int last = my_iters - 1;
+      const int stage = stage_of(key_of(last));
+      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(key_of(last)));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      pv(stage, n_iters > 1);
+      pv(stage, my_iters > 1);
       wgmma_commit_group();
       pass_turn(true);
       wgmma_wait_group<0>();
@@ -377,8 +387,58 @@ struct Consumer {
     }
 
     softmax.reduce_sums();
+    if constexpr (Traits::kKeySplit > 1) {
+      if (!merge_key_split(softmax, o, scale_log2, smem, key_lane, tid)) return;
+    }
     Epilogue<Traits>::template run<kPersistent>(p, seq, kv_head, row_begin, split, scale_log2, v_descale,
-                                                softmax.row_max, softmax.row_sum, row_tok, o, smem, wg, tid);
+                                                softmax.row_max, softmax.row_sum, row_tok, o, smem, row_wg, tid);
+  }
+
+  // Key-split tiles, two warpgroups per 64 rows: key lane 1 hands its row maxima, sums and O (each thread its own
+  // elements: both lanes hold the same rows and columns) to key lane 0 through the K stages, free once both have
+  // retired their last GEMMs; lane 0 rescales both to the common maximum and adds them, then runs the epilogue.
+  // Returns whether this warpgroup goes on to the epilogue.
+  __device__ __forceinline__ static bool merge_key_split(OnlineSoftmax<kN>& softmax, float (&o)[kORegs],
+                                                         float scale_log2, uint8_t* smem, int key_lane, int tid) {
+    static_assert(Traits::kKeySplit == 2 && Traits::kBlockM == 64, "two warpgroups on one 64-row block");
+    static_assert((4 + kORegs) * 128 * 4 <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
+    float* xchg = reinterpret_cast<float*>(smem + Traits::kKOffset);
+    // Both warpgroups have retired their GEMMs, so no wgmma reads the K stages any more; the last TMA writes into
+    // them completed before those GEMMs.
+    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kKeySplitMerge), 256);
+    if (key_lane == 1) {
+      fence_proxy_async_shared();
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        xchg[r * 128 + tid] = softmax.row_max[r];
+        xchg[(2 + r) * 128 + tid] = softmax.row_sum[r];
+      }
+#pragma unroll
+      for (int i = 0; i < kORegs; ++i) xchg[(4 + i) * 128 + tid] = o[i];
+    }
+    named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kKeySplitMerge), 256);
+    if (key_lane == 1) return false;
+    float mine[2], theirs[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float m_other = xchg[r * 128 + tid];
+      const float m = max_propagate_nan(softmax.row_max[r], m_other);
+      // A lane that saw no key of a row has max -inf and sum 0: its factor is 0 (never (-inf) - (-inf)).
+      mine[r] = softmax.row_max[r] == -INFINITY ? 0.f : fast_exp2((softmax.row_max[r] - m) * scale_log2);
+      theirs[r] = m_other == -INFINITY ? 0.f : fast_exp2((m_other - m) * scale_log2);
+      softmax.row_sum[r] = softmax.row_sum[r] * mine[r] + xchg[(2 + r) * 128 + tid] * theirs[r];
+      softmax.row_max[r] = m;
+    }
+#pragma unroll
+    for (int j = 0; j < kORegs / 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = 4 * j + e;
+        const int r = (e >> 1) & 1;  // accumulator element 4 j + e is row g (e < 2) or g + 8
+        o[i] = o[i] * mine[r] + xchg[(4 + i) * 128 + tid] * theirs[r];
+      }
+    }
+    return true;
   }
 };
 

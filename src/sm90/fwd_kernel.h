@@ -84,8 +84,10 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     for (int s = 0; s < Traits::kStages; ++s) {
       mbarrier_init(base + Traits::k_full_barrier(s), 128);
       mbarrier_init(base + Traits::v_full_barrier(s), 128);
-      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
-      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : Traits::kConsumerWarpgroups));
+      // One arrival per warp of the warpgroups that read a block (a key-split tile's blocks are read by one).
+      constexpr int kReaders = Traits::kConsumerWarpgroups / Traits::kKeySplit;
+      mbarrier_init(base + Traits::k_empty_barrier(s), 4 * (kOneConsumer ? 1 : kReaders));
+      mbarrier_init(base + Traits::v_empty_barrier(s), 4 * (kOneConsumer ? 1 : kReaders));
     }
     if constexpr (Traits::kFp8Native) {
       for (int r = 0; r < Traits::kRawStages; ++r) {

@@ -86,9 +86,16 @@ struct FwdKernelTraits {
   // so the second wgmma costs it nothing; prefill pays 1.5 units of e4m3 tensor work instead of 1 (bf16: 2).
   static constexpr bool kSplitP = kFp8Native && kVariant_ != kFp8NativeOnePVariant;
 
-  static constexpr int kConsumerWarpgroups = kBlockM / 64;
-  // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs.
-  static constexpr bool kPingpong = kConsumerWarpgroups == 2;
+  // Key-split tiles (TileShape::key_split, decode tile 4): kKeySplit consumer warpgroups per 64 rows, each taking
+  // every kKeySplit-th key block.
+  static constexpr int kKeySplit = kShape.key_split;
+  static_assert(kKeySplit == 1 || kShape.stages > kKeySplit,
+                "a warpgroup waits for its next block only after its previous one: the stage ring must be longer "
+                "than the key split so that the full barrier's parity names that block's fill");
+  static constexpr int kConsumerWarpgroups = kBlockM / 64 * kKeySplit;
+  // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs (not the
+  // key-split tiles', whose warpgroups run different block counts).
+  static constexpr bool kPingpong = kConsumerWarpgroups == 2 && kKeySplit == 1;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   // Registers per thread after setmaxnreg (only with two consumer warpgroups: 384 threads start at 168 each):
   // the gathering producer keeps enough for its address arithmetic; consumers hold S (kBlockN / 2 floats),

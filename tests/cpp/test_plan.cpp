@@ -278,6 +278,36 @@ TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
   EXPECT_EQ(decode_variant_tile(kNumDecodeVariants + 1).block_m, 0);
 }
 
+// Decode tile 4: two consumer warpgroups on the same 64 rows taking alternate key blocks. The stage ring is longer
+// than the key split (a warpgroup's full-barrier wait must name its block's fill), and the split model counts the
+// CTA's two consumer chains: a one-sequence decode is split less than on the table's tile, never more.
+TEST(TileTable, KeySplitDecodeTile) {
+  const TileShape t = decode_variant_tile(4);
+  EXPECT_EQ(t.key_split, 2);
+  EXPECT_GT(t.stages, t.key_split);
+  EXPECT_EQ(t.block_n, find_tile_shape(128, 128, 64).block_n);
+  for (int v = 1; v <= 3; ++v) EXPECT_EQ(decode_variant_tile(v).key_split, 1) << v;
+  for (const TileShape& table : kTileShapes) EXPECT_EQ(table.key_split, 1);
+  SplitInputs in{};
+  in.batch = 1;
+  in.num_heads_kv = 8;
+  in.num_m_blocks = 1;
+  in.max_seqlen_k = 1024;
+  in.block_n = 128;
+  in.num_sms = 132;
+  in.ctas_per_sm = 1;
+  in.kv_block_bytes = 128 * 256 * 2;
+  in.combine_rows = 32;
+  const int one = choose_num_splits(in);
+  in.key_split = 2;
+  EXPECT_LE(choose_num_splits(in), one);
+  EXPECT_LT(estimate_split_time_us(in, 1), [&] {
+    SplitInputs base = in;
+    base.key_split = 1;
+    return estimate_split_time_us(base, 1);
+  }());
+}
+
 TEST(TileTable, TmaBoxRowsStartOnSwizzleAtomsAndNeverStraddlePages) {
   EXPECT_EQ(kv_tma_box_rows(false, 1, 128), 128);  // dense: whole blocks
   EXPECT_EQ(kv_tma_box_rows(false, 1, 80), 80);
