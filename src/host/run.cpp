@@ -340,7 +340,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // table (one split: the plan took the two-CTA tile only without splits).
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
-  if (fp8_native && block_m == 64 && Experiment::get().fp8_pages_ahead) loop_flags = sm90::kNativePagesAheadLoopFlags;
+  if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

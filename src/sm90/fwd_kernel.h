@@ -26,7 +26,8 @@
 
 namespace flashseek::sm90 {
 
-static_assert(kNativePagesAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead), "the host's value");
+static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
+              "the host's value");
 
 // One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
 struct TileWork {
@@ -201,9 +202,9 @@ template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
                                  cudaStream_t stream) {
   if constexpr (Traits::kFp8Native && Traits::kBlockM == 64) {
-    // The page-ids-ahead variant of the native decode tiles (FLASHSEEK_EXPERIMENT=fp8-pages-ahead, entry 39).
-    if (loop_flags == kNativePagesAheadLoopFlags) {
-      return launch_attention_fwd_variant<Traits, kNativePagesAheadLoopFlags>(p, maps, num_m_blocks, stream);
+    // The producer-latency variant of the native decode tiles (FLASHSEEK_EXPERIMENT=fp8-producer-ahead, entry 39).
+    if (loop_flags == kNativeProducerAheadLoopFlags) {
+      return launch_attention_fwd_variant<Traits, kNativeProducerAheadLoopFlags>(p, maps, num_m_blocks, stream);
     }
   }
   if constexpr (has_experiment_variants<Traits>()) {

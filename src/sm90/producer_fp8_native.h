@@ -65,6 +65,9 @@ struct ProducerFp8Native {
 
   // V^T of block j (the j-th visited, last block first) from its raw stage, by every producer thread; then the
   // stage's v_full arrival and each warp's release of the raw stage.
+  // kBatchLoads (kLoopTransposeBatch): the full-block transposes load all their passes (block_n 64) or two at a time
+  // (block_n 128 beside a register split) before storing (entry 39).
+  template <bool kBatchLoads = false>
   __device__ __forceinline__ static void transpose_block(const FwdParams& p, const SequenceInfo& seq, int j, int n_end,
                                                          uint32_t smem_base, int tid) {
     if (j < 0) return;
@@ -86,7 +89,8 @@ struct ProducerFp8Native {
     const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
     if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
       // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
-      transpose_v_e4m3_128<Traits::kReallocateRegisters ? 1 : 8>(raw_tile, vt_tile, tid, valid_keys, keyed);
+      transpose_v_e4m3_128<!Traits::kReallocateRegisters ? 8 : kBatchLoads ? 2 : 1>(raw_tile, vt_tile, tid, valid_keys,
+                                                                                  keyed);
     } else {
       // The generic lane mapping: 64-byte raw V rows (d64) or 64-byte V^T rows (d256's block_n 64) take the
       // 64-byte swizzle; full blocks at constant offsets, the last block per key.
@@ -99,7 +103,9 @@ struct ProducerFp8Native {
       // the next step, entry 28).
       constexpr bool kFullPath = Traits::kBlockN * Traits::kDv / 16 / 128 <= 4 || !Traits::kReallocateRegisters;
       if (kFullPath && valid_keys >= Traits::kBlockN && !keyed) {
-        transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid);
+        constexpr int kPasses = Traits::kBlockN * Traits::kDv / 16 / 128;
+        transpose_v_e4m3_full<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout, kBatchLoads ? kPasses : 1>(
+            raw_tile, vt_tile, tid);
       } else {
         transpose_v_e4m3<Traits::kBlockN, Traits::kDv, RawLayout, VtLayout>(raw_tile, vt_tile, tid, kThreads,
                                                                              valid_keys);
@@ -113,9 +119,9 @@ struct ProducerFp8Native {
     if (lane == 0) mbarrier_arrive(smem_base + Traits::v_raw_empty_barrier(raw));
   }
 
-  // kFlags: kLoopPageIdsAhead (experiment) reads each block's block-table entries two blocks ahead and clamps
-  // them when the block is issued (ncu: the default clamps right after the load, a block ahead, and the issuing
-  // warp waits for the load there; entry 37).
+  // kFlags (experiments, entry 39): kLoopPageIdsAhead reads each block's block-table entries two blocks ahead and
+  // clamps them when the block is issued (ncu: the default clamps right after the load, a block ahead, and the
+  // issuing warp waits for the load there; entry 37); kLoopTransposeBatch batches the transpose's loads.
   template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
@@ -174,7 +180,9 @@ struct ProducerFp8Native {
     // it - kStages (needing V^T of it - kStages - 1, from step it - kStages - 1 + kLag < it) and for the raw stage's
     // previous block (transposed at step it - kRawStages + kLag <= it - 1).
     // kFp8KeyedTranspose (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-keyed-transpose): full blocks on the per-key path.
-    auto transpose_step = [&](int it) { transpose_block(p, seq, it - kLag, n_end, smem_base, tid); };
+    auto transpose_step = [&](int it) {
+      transpose_block<(kFlags & kLoopTransposeBatch) != 0>(p, seq, it - kLag, n_end, smem_base, tid);
+    };
     auto issue_step = [&](int it) {
       if (it < n_iters && (issues_k || issues_v)) {
         // Block it: K into its stage, V into its raw stage, all by TMA.

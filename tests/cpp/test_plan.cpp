@@ -595,9 +595,9 @@ TEST(Experiment, ParsesFp8HeadPackToken) {
   EXPECT_EQ(Experiment::parse("fp8-headpack,no-fp8-headpack").fp8_head_pack, 0);
 }
 
-TEST(Experiment, ParsesFp8PagesAheadToken) {
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_pages_ahead);
-  EXPECT_TRUE(Experiment::parse("fp8-pages-ahead").fp8_pages_ahead);
+TEST(Experiment, ParsesFp8ProducerAheadToken) {
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_producer_ahead);
+  EXPECT_TRUE(Experiment::parse("fp8-producer-ahead").fp8_producer_ahead);
 }
 
 // Its shared memory fits two CTAs per SM and its register split half the register file.

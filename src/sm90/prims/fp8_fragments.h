@@ -306,33 +306,42 @@ __device__ __forceinline__ void transpose_v_e4m3_128(uint32_t v_smem, uint32_t v
 
 // transpose_v_e4m3 of a full block (every key valid) by 128 threads at constant offsets (TransposeMapGeneric; the
 // generic mapping's bank conflicts stay): about 20 instructions a unit instead of ~110. For the d64 native tiles
-// (64-byte raw V rows, entry 27).
-template <int kKeys, int kDv, class VLayout, class VTLayout = SwizzledTile8<kDv, kKeys>>
+// (64-byte raw V rows, entry 27) and block_n 64 (the two-CTA d128 tile). kBatch passes load before any of them
+// stores (the loads and stores are volatile: one pass's stores otherwise stand before the next pass's loads, and
+// each pass waits out a shared-memory load latency; entry 39).
+template <int kKeys, int kDv, class VLayout, class VTLayout = SwizzledTile8<kDv, kKeys>, int kBatch = 1>
 __device__ __forceinline__ void transpose_v_e4m3_full(uint32_t v_smem, uint32_t vt_smem, int tid) {
   using Map = TransposeMapGeneric<kKeys, kDv, VLayout, VTLayout>;
   static_assert(Map::template xor_affine<false>() && Map::template xor_affine<true>(),
                 "the generic mapping's offsets are a per-thread base XOR a per-word constant");
+  static_assert(Map::kPasses % kBatch == 0, "passes come in whole batches");
   const uint32_t load_base = Map::load_offset(tid, 0, 0), store_base = Map::store_offset(tid, 0, 0);
 #pragma unroll
-  for (int i = 0; i < Map::kPasses; ++i) {
-    uint32_t r[4];
+  for (int i0 = 0; i0 < Map::kPasses; i0 += kBatch) {
+    uint32_t r[kBatch][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      asm volatile("ld.shared.b32 %0, [%1];\n"
-                   : "=r"(r[j])
-                   : "r"(transpose_address<false, Map>(v_smem, load_base, i, j)));
+    for (int x = 0; x < kBatch; ++x) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        asm volatile("ld.shared.b32 %0, [%1];\n"
+                     : "=r"(r[x][j])
+                     : "r"(transpose_address<false, Map>(v_smem, load_base, i0 + x, j)));
+      }
     }
-    const uint32_t t0 = __byte_perm(r[0], r[1], 0x5140);
-    const uint32_t t1 = __byte_perm(r[2], r[3], 0x5140);
-    const uint32_t t2 = __byte_perm(r[0], r[1], 0x7362);
-    const uint32_t t3 = __byte_perm(r[2], r[3], 0x7362);
-    const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632), __byte_perm(t2, t3, 0x5410),
-                             __byte_perm(t2, t3, 0x7632)};
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true, Map>(vt_smem, store_base, i, j)),
-                   "r"(out[j])
-                   : "memory");
+    for (int x = 0; x < kBatch; ++x) {
+      const uint32_t t0 = __byte_perm(r[x][0], r[x][1], 0x5140);
+      const uint32_t t1 = __byte_perm(r[x][2], r[x][3], 0x5140);
+      const uint32_t t2 = __byte_perm(r[x][0], r[x][1], 0x7362);
+      const uint32_t t3 = __byte_perm(r[x][2], r[x][3], 0x7362);
+      const uint32_t out[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
+                               __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true, Map>(vt_smem, store_base, i0 + x, j)),
+                     "r"(out[j])
+                     : "memory");
+      }
     }
   }
 }
