@@ -6,6 +6,7 @@ this process with whatever FLASHSEEK_EXPERIMENT is set (the default pads to 128)
 test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process)."""
 
 import os
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,11 @@ from pathlib import Path
 from gpu_support import assert_passes, require_kernels, session_seed
 
 require_kernels()
+
+# Where pytest-timeout is installed, a case of a rerun module fails after 120 s instead of a hung kernel holding
+# the GPU run.
+_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
+                 if importlib.util.find_spec("pytest_timeout") else [])
 
 import pytest  # noqa: E402
 
@@ -52,6 +58,7 @@ def test_d96_case(scenario):
 def test_module_under_d96():
     env = dict(os.environ, FLASHSEEK_EXPERIMENT="d96", FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
-                           "-p", "no:cacheprovider"], env=env, capture_output=True, text=True, timeout=900)
+                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
+                          env=env, capture_output=True, text=True, timeout=300)
     tail = "\n".join(proc.stdout.splitlines()[-30:])
     assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=d96: module failed\n{tail}\n{proc.stderr[-2000:]}"
