@@ -288,14 +288,7 @@ TEST(TileTable, KeySplitDecodeTile) {
   EXPECT_EQ(t.block_n, find_tile_shape(128, 128, 64).block_n);
   for (int v = 1; v <= 3; ++v) EXPECT_EQ(decode_variant_tile(v).key_split, 1) << v;
   for (const TileShape& table : kTileShapes) EXPECT_EQ(table.key_split, 1);
-  SplitInputs in{};
-  in.batch = 1;
-  in.num_heads_kv = 8;
-  in.num_m_blocks = 1;
-  in.max_seqlen_k = 1024;
-  in.block_n = 128;
-  in.num_sms = 132;
-  in.ctas_per_sm = 1;
+  SplitInputs in = decode(1, 8, 1024, 0);
   in.kv_block_bytes = 128 * 256 * 2;
   in.combine_rows = 32;
   const int one = choose_num_splits(in);
