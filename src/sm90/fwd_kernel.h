@@ -202,7 +202,7 @@ template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
                                  cudaStream_t stream) {
   if constexpr (Traits::kFp8Native && Traits::kBlockM == 64) {
-    // The producer-latency variant of the native decode tiles (FLASHSEEK_EXPERIMENT=fp8-producer-ahead, entry 39).
+    // The native decode tiles' producer-latency loop (entry 39; run() takes it unless no-fp8-producer-ahead).
     if (loop_flags == kNativeProducerAheadLoopFlags) {
       return launch_attention_fwd_variant<Traits, kNativeProducerAheadLoopFlags>(p, maps, num_m_blocks, stream);
     }

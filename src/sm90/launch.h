@@ -13,8 +13,8 @@ namespace flashseek::sm90 {
 // The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent; checked there),
 // for the host, which does not include the kernel headers.
 constexpr int kPersistentLoopFlags = 3587;
-// The native e4m3 64-row tiles' producer-latency variant (FLASHSEEK_EXPERIMENT=fp8-producer-ahead: kDefaultLoopFlags |
-// kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h).
+// The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
+// kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).
 constexpr int kNativeProducerAheadLoopFlags = 30211;
 
 // SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).

@@ -528,6 +528,29 @@ TEST(TileTable, KvHeadPackFitsTheQueryRowsIn64) {
   }
 }
 
+// The default d96 rule (plan.cpp takes_d96_tiles): 16-bit d 72-96 on the d96 tiles only for the one-tile 128-row
+// prefills; the persistent kernel's short prefills, the decodes and e4m3 keep 128; no-d96 / d96 turn it off / on.
+TEST(Plan, LongSixteenBitPrefillsOfHeadDim72To96TakeTheD96Tiles) {
+  const Experiment& e = Experiment::get();
+  if (e.d96_tiles || !e.d96_auto) GTEST_SKIP() << "the default plan; this process runs under d96 or no-d96";
+  const LaunchPlan long_prefill = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
+  EXPECT_EQ(long_prefill.head_dim_padded, 96);
+  EXPECT_EQ(long_prefill.block_m, 128);
+  EXPECT_FALSE(long_prefill.persistent);
+  EXPECT_EQ(decode_plan(DType::kFloat16, 2, 16, 16, 80, 4096, 0, 4096).head_dim_padded, 96);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 16, 16, 72, 16384, 0, 16384).head_dim_v_padded, 96);
+  const LaunchPlan short_prefill = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);  // 4 key blocks
+  EXPECT_EQ(short_prefill.head_dim_padded, 128);
+  EXPECT_TRUE(short_prefill.persistent);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);  // decode
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 32, 32, 96, 8192, 0, 8192).head_dim_padded, 128);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 64, 8192, 0, 8192).head_dim_padded, 64);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 112, 8192, 0, 8192).head_dim_padded, 128);
+  EXPECT_TRUE(Experiment::parse(nullptr).d96_auto);
+  EXPECT_FALSE(Experiment::parse("no-d96").d96_auto);
+  EXPECT_FALSE(Experiment::parse("no-d96").d96_tiles);
+}
+
 // Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
 TEST(PlanUnderD96, SixteenBitHeadDimsUpTo96TakeTheD96Tiles) {
   if (!Experiment::get().d96_tiles) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96 (ctest)";
@@ -589,8 +612,9 @@ TEST(Experiment, ParsesFp8HeadPackToken) {
 }
 
 TEST(Experiment, ParsesFp8ProducerAheadToken) {
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_producer_ahead);
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_producer_ahead);
   EXPECT_TRUE(Experiment::parse("fp8-producer-ahead").fp8_producer_ahead);
+  EXPECT_FALSE(Experiment::parse("no-fp8-producer-ahead").fp8_producer_ahead);
 }
 
 // Its shared memory fits two CTAs per SM and its register split half the register file.
