@@ -109,8 +109,10 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // Long 16-bit d64 tiles take 192 rows (three consumer warpgroups share each K/V block, as FA3 does at d 64): the
   // d64 tile's softmax is as large as its tensor work, and a third warpgroup gives the SM more of both to overlap
   // (docs/perf-log.md entry 19). Short tiles keep 128 rows: the persistent kernel (128 rows only) wins there.
+  // persist192 (entry 42): the bf16 short tiles too, on the 192-row tile's persistent kernel.
+  const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16;
   if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
-      tile.head_dim_v == 64 && !persistent) {
+      tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
   }
   // The same for e4m3 q/k/v on the native d64 tile (1783 -> 1516 us on fp8/OSS q8k, entry 36); run() gives a call the
@@ -212,7 +214,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
   plan.num_splits = splits;
   plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
-  plan.persistent = persistent && plan.block_m == 128;
+  plan.persistent = persistent && (plan.block_m == 128 || (plan.block_m == 192 && persistent_m192));
   plan.kernel_name = in.mla_decode ? "mla_decode_sm90" : "attention_fwd_sm90";
   return plan;
 }

@@ -38,4 +38,7 @@ using ExperimentLoopFlags = LoopFlagList<
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
 using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase>;
 
+// The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42).
+using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent>;
+
 }  // namespace flashseek::sm90

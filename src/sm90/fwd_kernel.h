@@ -139,8 +139,11 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
 // (fwd_experiments.h).
 template <class Traits>
 constexpr bool has_experiment_variants() {
-  return std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && Traits::kBlockM == 128 &&
-         Traits::kVariant == 0 && Traits::kD == Traits::kDv && (Traits::kD == 128 || Traits::kD == 64);
+  constexpr bool kBf16 = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv &&
+                         Traits::kVariant == 0 && Traits::kD == Traits::kDv;
+  // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42).
+  return kBf16 && ((Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64)) ||
+                   (Traits::kBlockM == 192 && Traits::kD == 64));
 }
 
 template <class Traits>

@@ -28,8 +28,9 @@ template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
     attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,
                                     int grid_m, int counter_slot) {
-  static_assert(!Traits::kFp8Kv && Traits::kConsumerWarpgroups == 2 && Traits::kCtasPerSm == 1,
-                "the persistent kernel is built for the 16-bit two-consumer tiles");
+  static_assert(!Traits::kFp8Kv && (Traits::kConsumerWarpgroups == 2 || Traits::kConsumerWarpgroups == 3) &&
+                    Traits::kCtasPerSm == 1,
+                "the persistent kernel is built for the 16-bit two- and three-consumer tiles");
   static_assert((kLoopFlags & kStageSkipFlags) == 0, "no stage-skip variant of the persistent kernel");
   static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
   constexpr int kWarps = Traits::kThreads / 32;
@@ -112,10 +113,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   };
 
   // The tile loop's state (schedule, sequence, mask) costs the producer registers the one-tile kernel does not
-  // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512).
-  constexpr int kProducerRegs = 56;
-  constexpr int kConsumerRegs = 224;
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register split");
+  // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512). Three consumers (the 192-row d64 tile,
+  // 512 threads at 128 registers) keep the one-tile kernel's split, 32 + 3 x 160 (at 152 its consumers spilled).
+  constexpr bool kThreeConsumers = Traits::kConsumerWarpgroups == 3;
+  constexpr int kProducerRegs = kThreeConsumers ? 32 : 56;
+  constexpr int kConsumerRegs = kThreeConsumers ? 160 : 224;
+  static_assert(128 * kProducerRegs + 128 * Traits::kConsumerWarpgroups * kConsumerRegs <= 65536, "register split");
   const int warpgroup = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
   if (warpgroup == 0) {

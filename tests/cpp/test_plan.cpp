@@ -551,6 +551,37 @@ TEST(Plan, LongSixteenBitPrefillsOfHeadDim72To96TakeTheD96Tiles) {
   EXPECT_FALSE(Experiment::parse("no-d96").d96_tiles);
 }
 
+// Under FLASHSEEK_EXPERIMENT=persist192 (ctest plan_under_persist192, entry 42): bf16 d64 tiles the plan gives the
+// persistent kernel take the 192-row tile and stay persistent; fp16, long tiles and other head dims are unchanged.
+TEST(PlanUnderPersist192, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
+  if (!Experiment::get().persist_m192 || !Experiment::get().d64_m192) {
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192 (ctest)";
+  }
+  const LaunchPlan oss_q1k = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024);
+  EXPECT_EQ(oss_q1k.block_m, 192);
+  EXPECT_TRUE(oss_q1k.persistent);
+  EXPECT_EQ(oss_q1k.num_m_blocks, (1024 * 8 + 191) / 192);
+  const LaunchPlan fp16 = decode_plan(DType::kFloat16, 1, 64, 8, 64, 1024, 0, 1024);
+  EXPECT_EQ(fp16.block_m, 128);
+  EXPECT_TRUE(fp16.persistent);
+  const LaunchPlan long_tile = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 32768, 0, 32768);
+  EXPECT_EQ(long_tile.block_m, 192);
+  EXPECT_FALSE(long_tile.persistent);
+  const LaunchPlan d128 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 1024, 0, 1024);
+  EXPECT_EQ(d128.block_m, 128);
+  EXPECT_TRUE(d128.persistent);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 64, 8, 64, 4096, 0).block_m, 64);  // decode
+}
+
+TEST(Plan, ShortBf16D64TilesKeepThe128RowPersistentKernelByDefault) {
+  if (Experiment::get().persist_m192 || !Experiment::get().persistent) GTEST_SKIP() << "the default plan";
+  const LaunchPlan oss_q1k = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024);
+  EXPECT_EQ(oss_q1k.block_m, 128);
+  EXPECT_TRUE(oss_q1k.persistent);
+  EXPECT_FALSE(Experiment::parse(nullptr).persist_m192);
+  EXPECT_TRUE(Experiment::parse("persist192").persist_m192);
+}
+
 // Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
 TEST(PlanUnderD96, SixteenBitHeadDimsUpTo96TakeTheD96Tiles) {
   if (!Experiment::get().d96_tiles) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96 (ctest)";

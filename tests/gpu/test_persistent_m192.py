@@ -1,0 +1,60 @@
+"""The 192-row d64 tile's persistent kernel (FLASHSEEK_EXPERIMENT=persist192, docs/perf-log.md entry 42): bf16 d64
+prefills short enough for the persistent kernel (causal 1-2k, sliding windows, sinks, mixed batches, non-causal
+varlen with softcap) on three consumer warpgroups of 64 rows instead of two. Each case runs in this process with
+whatever FLASHSEEK_EXPERIMENT is set (the default: the 128-row persistent kernel), and test_module_under_persist192
+re-runs the module in a subprocess under persist192 (the variable is read once per process). The page-1 case
+takes the one-tile kernel (no TMA, so no persistent kernel) and the fp16 case the 128-row tile on either setting."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gpu_support import assert_passes, require_kernels, session_seed
+
+require_kernels()
+
+# Where pytest-timeout is installed, a case of the rerun module fails after 120 s instead of a hung kernel holding
+# the GPU run.
+_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
+                 if importlib.util.find_spec("pytest_timeout") else [])
+
+import pytest  # noqa: E402
+
+from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
+from flashseek.testing.run import check_scenario  # noqa: E402
+
+UNDER = "persist192" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+
+
+def _sc(heads, batch, name, **kw):
+    return make_scenario("edge", heads, batch, suffix=["persist192", name], **kw)
+
+
+CASES = [
+    _sc("OSS", "q1k", "causal", causal=True),
+    _sc("OSS", "q2k", "w128", causal=True, window=(127, 0)),
+    _sc("OSS", "q1k", "sinks-w128-lse", causal=True, window=(127, 0), sinks=True, return_lse=True),
+    _sc("OSS", "q2k_32q1s2k", "mixed-sinks", causal=True, sinks=True),
+    _sc(custom_heads(32, 32, 64), "4q1k", "mha-varlen-softcap", kv_layout="varlen", causal=False, softcap=30.0),
+    _sc("OSS", "q1k", "page1", page_size=1, causal=True),
+    _sc("OSS", "2q1k", "fp16", dtype="fp16", causal=True),
+    _sc("OSS", "3q700", "noout-lse", causal=True, out_given=False, return_lse=True),
+]
+
+
+@pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
+def test_persist192_case(scenario):
+    seed = session_seed()
+    assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
+
+
+@pytest.mark.skipif(UNDER, reason="this process already runs under persist192")
+def test_module_under_persist192():
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT="persist192", FLASHSEEK_TEST_SEED=str(session_seed()))
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
+                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
+                          env=env, capture_output=True, text=True, timeout=300)
+    tail = "\n".join(proc.stdout.splitlines()[-30:])
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=persist192: module failed\n{tail}\n{proc.stderr[-2000:]}"
