@@ -30,8 +30,9 @@
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
 //                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
-//   persist192   bf16 d64 short tiles (where the plan takes the persistent kernel) on the 192-row tile's
-//                persistent kernel (three consumer warpgroups, as FA3 at d 64) instead of the 128-row one (entry 42)
+//   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
+//                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
+//                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
@@ -87,7 +88,7 @@ struct Experiment {
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
-  bool persist_m192 = false;  // ... and for the persistent kernel's short bf16 tiles (entry 42)
+  bool persist_m192 = true;  // ... and for the persistent kernel's short bf16 tiles (entry 42)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
@@ -135,6 +136,7 @@ struct Experiment {
       else if (t == "no-d64-cta2") e.d64_two_ctas = false;
       else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "persist192") e.persist_m192 = true;
+      else if (t == "no-persist192") e.persist_m192 = false;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;

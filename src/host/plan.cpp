@@ -109,7 +109,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // Long 16-bit d64 tiles take 192 rows (three consumer warpgroups share each K/V block, as FA3 does at d 64): the
   // d64 tile's softmax is as large as its tensor work, and a third warpgroup gives the SM more of both to overlap
   // (docs/perf-log.md entry 19). Short tiles keep 128 rows: the persistent kernel (128 rows only) wins there.
-  // persist192 (entry 42): the bf16 short tiles too, on the 192-row tile's persistent kernel.
+  // The bf16 short tiles too, on the 192-row tile's persistent kernel (entry 42: 8q2k -16%, w128 windows -15%
+  // against the 128-row persistent kernel; no-persist192 for the A/B). fp16 has no persistent kernel.
   const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16;
   if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {

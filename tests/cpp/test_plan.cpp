@@ -551,11 +551,11 @@ TEST(Plan, LongSixteenBitPrefillsOfHeadDim72To96TakeTheD96Tiles) {
   EXPECT_FALSE(Experiment::parse("no-d96").d96_tiles);
 }
 
-// Under FLASHSEEK_EXPERIMENT=persist192 (ctest plan_under_persist192, entry 42): bf16 d64 tiles the plan gives the
-// persistent kernel take the 192-row tile and stay persistent; fp16, long tiles and other head dims are unchanged.
-TEST(PlanUnderPersist192, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
+// The default since entry 42: bf16 d64 tiles the plan gives the persistent kernel take the 192-row tile and stay
+// persistent; fp16, long tiles and other head dims are unchanged.
+TEST(Plan, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
   if (!Experiment::get().persist_m192 || !Experiment::get().d64_m192) {
-    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192 (ctest)";
+    GTEST_SKIP() << "the default plan; this process runs under no-persist192 or no-m192";
   }
   const LaunchPlan oss_q1k = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024);
   EXPECT_EQ(oss_q1k.block_m, 192);
@@ -573,13 +573,15 @@ TEST(PlanUnderPersist192, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 64, 8, 64, 4096, 0).block_m, 64);  // decode
 }
 
-TEST(Plan, ShortBf16D64TilesKeepThe128RowPersistentKernelByDefault) {
-  if (Experiment::get().persist_m192 || !Experiment::get().persistent) GTEST_SKIP() << "the default plan";
+// Under FLASHSEEK_EXPERIMENT=no-persist192 (ctest plan_under_no_persist192): the 128-row persistent kernel.
+TEST(PlanUnderNoPersist192, ShortBf16D64TilesKeepThe128RowPersistentKernel) {
+  if (Experiment::get().persist_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-persist192 (ctest)";
   const LaunchPlan oss_q1k = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024);
   EXPECT_EQ(oss_q1k.block_m, 128);
   EXPECT_TRUE(oss_q1k.persistent);
-  EXPECT_FALSE(Experiment::parse(nullptr).persist_m192);
+  EXPECT_TRUE(Experiment::parse(nullptr).persist_m192);
   EXPECT_TRUE(Experiment::parse("persist192").persist_m192);
+  EXPECT_FALSE(Experiment::parse("no-persist192").persist_m192);
 }
 
 // Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
@@ -880,8 +882,12 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
   EXPECT_FALSE(oss.persistent);
   EXPECT_EQ(oss.num_m_blocks, (8192 * 8 + 191) / 192);
   EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat16).block_m, 192);
-  EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kBFloat16, 128).block_m, 128);  // window 128: persistent
-  EXPECT_EQ(plan(1024, 1024, 1024, 64).block_m, 128);                        // q1k: persistent
+  // Window 128 and q1k: persistent, on the 192-row tile by default (entry 42), the 128-row one under no-persist192
+  const int short_block_m = Experiment::get().persist_m192 ? 192 : 128;
+  EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kBFloat16, 128).block_m, short_block_m);
+  EXPECT_TRUE(plan(8192, 8192, 8192, 64, DType::kBFloat16, 128).persistent);
+  EXPECT_EQ(plan(1024, 1024, 1024, 64).block_m, short_block_m);
+  EXPECT_EQ(plan(1024, 1024, 1024, 64, DType::kFloat16).block_m, 128);  // fp16: no persistent 192-row kernel
   EXPECT_EQ(plan(8192, 8192, 8192, 128).block_m, 128);
   EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat8E4M3).block_m, 128);
   EXPECT_TRUE(Experiment::parse(nullptr).d64_m192);
