@@ -211,7 +211,11 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     }
   }
   if constexpr (has_experiment_variants<Traits>()) {
-    if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags) {
+    // The 192-row tile has its persistent kernel only; a forced value of the 128-row tiles' variants (a whole
+    // process under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves it on its default, as before
+    // it had variants.
+    const bool listed = Traits::kBlockM != 192 || loop_flags == kPersistentLoopFlags;
+    if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags && listed) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
     }
   }
