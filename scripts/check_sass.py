@@ -3,7 +3,8 @@
 
 Disassembles with cuobjdump and checks, per kernel whose name contains attention_fwd_kernel or mla_decode_kernel
 (FORWARD_KERNELS): at least one
-HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array).
+HGMMA instruction (wgmma), and no local-memory traffic (LDL/STL: a spilled or run-time-indexed register array;
+LOCAL_MEMORY_ALLOWANCE names the measured exceptions, each with its bound and reason).
 Every forward kernel copies with cp.async (LDGSTS: query rows, partial blocks); the 16-bit ones also stream K/V
 by TMA (UTMALDG), the converting fp8-cache kernels (FwdKernelTraits<..., true>) convert e4m3 in the kernel
 (F2FP...E4M3 unpacks), and the native e4m3 ones (variants 200-204) multiply e4m3 (QGMMA) from TMA-loaded tiles; --min-kernels N fails when fewer kernels (of each kind) are found, so a kernel
@@ -43,6 +44,20 @@ def find_tool(name):
 # SASS patterns counted per kernel: wgmma, cp.async (global -> shared), the e4m3 -> fp16 conversion, local memory.
 OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "TMA": r"\bUTMALDG\b", "E4M3": r"F2FP\.F16\.E4M3", "LDL": r"\bLDL\b",
        "STL": r"\bSTL\b"}
+
+
+# Measured kernels allowed a bounded local-memory use, each with its reason; one more LDL or STL fails. The 192-row
+# d64 persistent kernel (docs/perf-log.md entry 42): its 512 threads start at 128 registers, so the producer (32)
+# and the consumers (160) keep a few per-tile values (tile counters, a Q row address pair) in local memory, outside
+# the key-block loop; measured 8-16% faster than the 128-row persistent kernel as it is. Debt: entry 44.
+LOCAL_MEMORY_ALLOWANCE = {
+    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi3587E": 9,
+}
+
+
+def local_memory_ok(mangled, counts):
+    allowed = max([n for pattern, n in LOCAL_MEMORY_ALLOWANCE.items() if re.search(pattern, mangled)], default=0)
+    return counts["LDL"] <= allowed and counts["STL"] <= allowed
 
 
 def is_fp8_native_kernel(mangled):
@@ -91,15 +106,16 @@ def main(paths, min_kernels=0):
     for name, counts in sorted(fwd.items()):
         fp8 = is_fp8_kernel(name)
         n_fp8 += fp8
-        ok = counts["HGMMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0 and counts["LDGSTS"] > 0
+        local_ok = local_memory_ok(name, counts)
+        ok = counts["HGMMA"] > 0 and local_ok and counts["LDGSTS"] > 0
         if is_fp8_native_kernel(name):
-            ok = counts["QGMMA"] > 0 and counts["TMA"] > 0 and counts["LDL"] == 0 and counts["STL"] == 0
+            ok = counts["QGMMA"] > 0 and counts["TMA"] > 0 and local_ok
         elif fp8:
             ok = ok and counts["E4M3"] > 0
         elif "attention_fwd" in name:
             ok = ok and counts["TMA"] > 0  # 16-bit K/V: the TMA producer (sm90/producer_tma.h)
         if loop_flags(name) & STAGE_SKIP_BITS:
-            ok = counts["LDL"] == 0 and counts["STL"] == 0
+            ok = local_ok
         failed |= not ok
         print(f"{'ok  ' if ok else 'FAIL'} HGMMA={counts['HGMMA']:4d} QGMMA={counts['QGMMA']:3d} LDGSTS={counts['LDGSTS']:3d} "
               f"E4M3={counts['E4M3']:3d} TMA={counts['TMA']:2d} LDL={counts['LDL']} STL={counts['STL']}  {'fp8 ' if fp8 else ''}{name}")

@@ -29,6 +29,7 @@ struct PlanInputs {
   bool fp8_kv;  // K/V e4m3: the fp8 tiles (what get_scheduler_metadata's qkv_dtype e4m3 also picks)
   bool bf16;    // bf16 q, k and v (the only dtype with decode tile experiments)
   bool fp8_qkv;  // q, k and v e4m3: the native e4m3 tiles where run() can describe K/V by TMA
+  int page_size;  // 0: K/V not paged
 };
 
 constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
@@ -58,6 +59,18 @@ bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qhea
   const int64_t blocks = (keys + block_n - 1) / block_n;
   const bool mixed = in.batch > 1 && in.total_q * 2 < static_cast<int64_t>(in.batch) * max_q;
   return blocks <= 12 || mixed;
+}
+
+// Whether run() would give a 192-row d64 plan the persistent kernel (sm90/launch.h persistent_takes): K/V that TMA
+// streams (a paged cache's page size makes whole boxes; a stride that no tensor map takes is not known here), and
+// 1.5 waves of tiles counted as the one-tile grid does (m blocks of the longest sequence x KV heads x sequences;
+// a flat grid has fewer, where run() may then give the call the one-tile kernel after all). Only inputs
+// get_scheduler_metadata has too, so that its plan and the call's agree.
+bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int num_sms) {
+  if (kv_tma_box_rows(in.page_size > 0, in.page_size, 128) == 0) return false;
+  const long long m_blocks = (in.max_seqlen_q * qheads_per_kvhead + 191) / 192;
+  const long long tiles = m_blocks * in.num_heads_kv * in.batch;
+  return 2 * tiles >= 3LL * num_sms;
 }
 
 // 16-bit head dims 72-96 on the 96-column tiles instead of padded to 128 (entry 38): a quarter less tensor work
@@ -111,7 +124,12 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // (docs/perf-log.md entry 19). Short tiles keep 128 rows: the persistent kernel (128 rows only) wins there.
   // The bf16 short tiles too, on the 192-row tile's persistent kernel (entry 42: 8q2k -16%, w128 windows -15%
   // against the 128-row persistent kernel; no-persist192 for the A/B). fp16 has no persistent kernel.
-  const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16;
+  // persist192-strict (entry 44, not yet measured): only where run() will take the persistent kernel (K/V by TMA,
+  // 1.5 waves of 192-row tiles, sm90/launch.h persistent_takes); elsewhere the 128-row tile's one-tile kernel, as
+  // before entry 42, instead of the 192-row one (edge/8-2-d40/p1: 23.8 -> 26.5 us).
+  const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16 &&
+                               (!experiment.persist_m192_strict || persistent_192_would_run(in, qheads_per_kvhead,
+                                                                                             device.num_sms));
   if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
@@ -240,6 +258,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.fp8_kv = a.k.dtype == DType::kFloat8E4M3;
   in.bf16 = a.q.dtype == DType::kBFloat16 && a.k.dtype == DType::kBFloat16;
   in.fp8_qkv = a.q.dtype == DType::kFloat8E4M3 && a.k.dtype == DType::kFloat8E4M3;
+  in.page_size = a.block_table.given() ? static_cast<int>(a.k.shape[1]) : 0;
   return plan_for(in, device);
 }
 
@@ -262,6 +281,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.fp8_kv = a.qkv_dtype == DType::kFloat8E4M3;
   in.bf16 = a.qkv_dtype == DType::kBFloat16;
   in.fp8_qkv = a.qkv_dtype == DType::kFloat8E4M3;
+  in.page_size = a.page_size;
   return plan_for(in, device);
 }
 

@@ -573,6 +573,48 @@ TEST(Plan, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 64, 8, 64, 4096, 0).block_m, 64);  // decode
 }
 
+// Under FLASHSEEK_EXPERIMENT=persist192-strict (ctest plan_under_persist192_strict, entry 44): the 192-row persistent
+// tile only where run() will take the persistent kernel; pages too small for a TMA box and grids under 1.5 waves of
+// 192-row tiles keep 128 rows (and the one-tile kernel, run() decides), and get_scheduler_metadata agrees.
+TEST(PlanUnderPersist192Strict, The192RowPersistentTileOnlyWhereThePersistentKernelRuns) {
+  if (!Experiment::get().persist_m192_strict || !Experiment::get().persist_m192) {
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192-strict (ctest)";
+  }
+  auto plan = [](int batch, int hq, int hkv, int seqlen, int page_size) {
+    SchedulerArgs s;
+    s.batch_size = batch;
+    s.max_seqlen_q = s.max_seqlen_k = seqlen;
+    s.num_heads_q = hq;
+    s.num_heads_kv = hkv;
+    s.headdim = s.headdim_v = 64;
+    s.cache_seqlens = tensor(DType::kInt32, {batch});
+    s.page_size = page_size;
+    s.causal = true;
+    s.qkv_dtype = DType::kBFloat16;
+    return make_plan(s, DeviceInfo{});
+  };
+  EXPECT_EQ(plan(1, 64, 8, 1024, 16).block_m, 192);  // 43 x 8 = 344 tiles >= 198
+  EXPECT_TRUE(plan(1, 64, 8, 1024, 16).persistent);
+  EXPECT_EQ(plan(1, 64, 8, 1024, 1).block_m, 128);   // page 1: no TMA box, no persistent kernel
+  EXPECT_EQ(plan(1, 64, 8, 1024, 4).block_m, 128);   // page 4: boxes under 8 rows
+  EXPECT_EQ(plan(1, 8, 1, 1024, 16).block_m, 128);   // OSSt8: 43 tiles
+  EXPECT_EQ(plan(5, 8, 1, 1024, 16).block_m, 192);   // 215 tiles
+  EXPECT_EQ(plan(1, 64, 8, 1024, 0).block_m, 192);   // varlen K/V: TMA
+  // The call's plan agrees with the metadata's (page size from k's shape with a block table).
+  AttentionArgs a;
+  a.q = tensor(DType::kBFloat16, {1024, 64, 64});
+  a.k = tensor(DType::kBFloat16, {1024, 1, 8, 64});
+  a.v = tensor(DType::kBFloat16, {1024, 1, 8, 64});
+  a.out = tensor(DType::kBFloat16, {1024, 64, 64});
+  a.cu_seqlens_q = tensor(DType::kInt32, {2});
+  a.seqused_k = tensor(DType::kInt32, {1});
+  a.block_table = tensor(DType::kInt32, {1, 1024});
+  a.max_seqlen_q = a.max_seqlen_k = 1024;
+  a.causal = true;
+  validate(a);
+  EXPECT_EQ(make_plan(a, DeviceInfo{}).block_m, plan(1, 64, 8, 1024, 1).block_m);
+}
+
 // Under FLASHSEEK_EXPERIMENT=no-persist192 (ctest plan_under_no_persist192): the 128-row persistent kernel.
 TEST(PlanUnderNoPersist192, ShortBf16D64TilesKeepThe128RowPersistentKernel) {
   if (Experiment::get().persist_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-persist192 (ctest)";

@@ -1,9 +1,9 @@
 """The 192-row d64 tile's persistent kernel (the default since docs/perf-log.md entry 42): bf16 d64 prefills short
 enough for the persistent kernel (causal 1-2k, sliding windows, sinks, mixed batches, non-causal varlen with
 softcap) on three consumer warpgroups of 64 rows instead of two. Each case runs in this process with whatever
-FLASHSEEK_EXPERIMENT is set (the default: the 192-row persistent kernel), and test_module_under_no_persist192
-re-runs the module in a subprocess under no-persist192 (the 128-row persistent kernel; the variable is read once
-per process). The page-1 case
+FLASHSEEK_EXPERIMENT is set (the default: the 192-row persistent kernel), and test_module_under re-runs the module
+in a subprocess under no-persist192 (the 128-row persistent kernel) and persist192-strict (the 192-row tile only
+where the persistent kernel runs, entry 44); the variable is read once per process. The page-1 case
 takes the one-tile kernel (no TMA, so no persistent kernel) and the fp16 case the 128-row tile on either setting."""
 
 import importlib.util
@@ -26,7 +26,8 @@ import pytest  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
-UNDER = "no-persist192" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+RERUN_UNDER = ["no-persist192", "persist192-strict"]
+UNDER = bool(set(RERUN_UNDER) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
 
 
 def _sc(heads, batch, name, **kw):
@@ -51,11 +52,12 @@ def test_persist192_case(scenario):
     assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
 
 
-@pytest.mark.skipif(UNDER, reason="this process already runs under no-persist192")
-def test_module_under_no_persist192():
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT="no-persist192", FLASHSEEK_TEST_SEED=str(session_seed()))
+@pytest.mark.skipif(UNDER, reason="this process already runs under one of the rerun values")
+@pytest.mark.parametrize("experiment", RERUN_UNDER)
+def test_module_under(experiment):
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
                            "-p", "no:cacheprovider", *_CASE_TIMEOUT],
                           env=env, capture_output=True, text=True, timeout=300)
     tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=no-persist192: module failed\n{tail}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
