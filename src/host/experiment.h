@@ -33,6 +33,8 @@
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
 //                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
+//   m192-pin     bf16 192-row d64 one-tile launches (long gpt-oss prefills) take the loop whose exponentials
+//                run under the P*V (loop value 38403; the default's run after its wait, sass_overlap; entry 45)
 //   persist192-strict  the 192-row tile for those only where run() will take its persistent kernel (TMA-able
 //                K/V, 1.5 waves of 192-row tiles; entry 44, not yet measured); elsewhere 128 rows as before
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
@@ -92,6 +94,7 @@ struct Experiment {
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   bool persist_m192 = true;  // ... and for the persistent kernel's short bf16 tiles (entry 42)
   bool persist_m192_strict = false;  // ... only where the persistent kernel will run (entry 44)
+  bool m192_softmax_pin = false;  // the 192-row d64 one-tile loop with its exponentials under the P*V (entry 45)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
@@ -141,6 +144,7 @@ struct Experiment {
       else if (t == "persist192") e.persist_m192 = true;
       else if (t == "no-persist192") e.persist_m192 = false;
       else if (t == "persist192-strict") e.persist_m192_strict = true;
+      else if (t == "m192-pin") e.m192_softmax_pin = true;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;

@@ -39,6 +39,7 @@ using ExperimentLoopFlags = LoopFlagList<
 using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42).
-using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent>;
+// ... and its one-tile kernel with the exponentials held above the V wait (m192-pin, entry 45).
+using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent, kDefaultLoopFlags | kLoopSoftmaxPin>;
 
 }  // namespace flashseek::sm90

@@ -26,6 +26,7 @@
 
 namespace flashseek::sm90 {
 
+static_assert(kM192SoftmaxPinLoopFlags == (kDefaultLoopFlags | kLoopSoftmaxPin), "the m192-pin loop value");
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 
@@ -211,10 +212,11 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     }
   }
   if constexpr (has_experiment_variants<Traits>()) {
-    // The 192-row tile has its persistent kernel only; a forced value of the 128-row tiles' variants (a whole
-    // process under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves it on its default, as before
-    // it had variants.
-    const bool listed = Traits::kBlockM != 192 || loop_flags == kPersistentLoopFlags;
+    // The 192-row tile has its persistent kernel and the m192-pin value only (fwd_experiments.h); a forced value of
+    // the 128-row tiles' variants (a whole process under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py)
+    // leaves it on its default, as before it had variants.
+    const bool listed = Traits::kBlockM != 192 || loop_flags == kPersistentLoopFlags ||
+                        loop_flags == kM192SoftmaxPinLoopFlags;
     if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags && listed) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
     }

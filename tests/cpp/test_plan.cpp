@@ -624,6 +624,10 @@ TEST(PlanUnderNoPersist192, ShortBf16D64TilesKeepThe128RowPersistentKernel) {
   EXPECT_TRUE(Experiment::parse(nullptr).persist_m192);
   EXPECT_TRUE(Experiment::parse("persist192").persist_m192);
   EXPECT_FALSE(Experiment::parse("no-persist192").persist_m192);
+  EXPECT_FALSE(Experiment::parse(nullptr).m192_softmax_pin);
+  EXPECT_TRUE(Experiment::parse("m192-pin").m192_softmax_pin);
+  EXPECT_FALSE(Experiment::parse(nullptr).persist_m192_strict);
+  EXPECT_TRUE(Experiment::parse("persist192-strict").persist_m192_strict);
 }
 
 // Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
