@@ -126,6 +126,12 @@ def test_report_markdown(tmp_path):
     for part in ("## Summary", "## Per family", "## Scenarios, worst first", "## Questions", "Gap triage",
                  "outside the kernel", "Coverage", "Measurement check", "fa3: not importable", "Against the previous"):
         assert part in text, part
+    assert "FlexAttention was not among" not in text
+    # A run whose --baselines left flex out says so instead of naming a flex subset.
+    write_report(tmp_path / "report2.md", dict(META, flex_subset=["x"], baselines_run=["vllm", "cudnn"]), recs,
+                 summary, {}, None, [])
+    text2 = (tmp_path / "report2.md").read_text()
+    assert "FlexAttention was not among this run's baselines" in text2 and "FlexAttention ran on" not in text2
     table = text[text.index("## Scenarios, worst first"):]
     # worst first: the failures, then the lowest speedup
     assert table.index("edge/L8/8q1s0") < table.index("prefill-dense/L8/q8k") < table.index("decode-paged/L8/128")

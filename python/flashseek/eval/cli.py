@@ -164,6 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                           "timed region; CUDA-graph replay where timing_mode is graph; us_spread = half the "
                           "interquartile range; host_us = wall time per call of back-to-back eager calls"),
         "flex_subset": None if flex_names is None else sorted(flex_names),
+        "baselines_run": list(runnable),
         "baselines_unavailable": unavailable,
         "trivial_op_host_us": trivial_host_us,
     }

@@ -284,7 +284,10 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
         parts = ", ".join(f"{m['records']} records at `{str(m['git_sha'])[:12]}` ({m['input']})" for m in merged)
         lines[3:3] = [f"- merged from several commits (each record's git_sha says which): {parts}"]
     flex = meta.get("flex_subset")
-    if flex is not None:
+    if "baselines_run" in meta and "flex" not in meta["baselines_run"]:
+        lines.append("- FlexAttention was not among this run's baselines (--baselines)")
+        lines.append("")
+    elif flex is not None:
         lines.append(f"- FlexAttention ran on {len(flex)} named scenarios only (it compiles per shape); elsewhere it "
                      "is not in the comparison" if flex else
                      "- FlexAttention ran on no scenario (--quick: its per-shape compilation does not fit the budget)")
