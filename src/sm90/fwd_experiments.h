@@ -12,6 +12,7 @@ template <int... kValues>
 struct LoopFlagList {
   static constexpr int kCount = sizeof...(kValues);
   static constexpr int kValuesArray[] = {kValues...};
+  static constexpr bool contains(int value) { return ((value == kValues) || ...); }
 };
 
 constexpr int kExpBase = kLoopBaseFlags;  // 1539 (the default is kExpBase | kLoopUniformWg, 5635)

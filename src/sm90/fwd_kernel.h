@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "consumer.h"
+#include "fwd_experiments.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
 #include "launch.h"
@@ -212,11 +213,10 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     }
   }
   if constexpr (has_experiment_variants<Traits>()) {
-    // The 192-row tile has its persistent kernel and the m192-pin value only (fwd_experiments.h); a forced value of
-    // the 128-row tiles' variants (a whole process under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py)
-    // leaves it on its default, as before it had variants.
-    const bool listed = Traits::kBlockM != 192 || loop_flags == kPersistentLoopFlags ||
-                        loop_flags == kM192SoftmaxPinLoopFlags;
+    // A forced value of the 128-row tiles' variants that the 192-row tile does not list (a whole process under
+    // FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves that tile on its default, as before it had
+    // variants.
+    const bool listed = Traits::kBlockM != 192 || ExperimentLoopFlagsD64M192::contains(loop_flags);
     if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags && listed) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
     }

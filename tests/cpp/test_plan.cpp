@@ -441,7 +441,7 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
 
 // A one-token decode of `batch` sequences, page 16, on the H200's SM count.
 LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv, int d, int seqlen_k,
-                       int num_splits, int max_seqlen_q = 1) {
+                       int num_splits, int max_seqlen_q = 1, int page_size = 16) {
   SchedulerArgs s;
   s.batch_size = batch;
   s.max_seqlen_q = max_seqlen_q;
@@ -450,7 +450,7 @@ LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv
   s.num_heads_kv = num_heads_kv;
   s.headdim = s.headdim_v = d;
   s.cache_seqlens = tensor(DType::kInt32, {batch});
-  s.page_size = 16;
+  s.page_size = page_size;
   s.causal = true;
   s.num_splits = num_splits;
   s.qkv_dtype = dtype;
@@ -581,17 +581,7 @@ TEST(PlanUnderPersist192Strict, The192RowPersistentTileOnlyWhereThePersistentKer
     GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192-strict (ctest)";
   }
   auto plan = [](int batch, int hq, int hkv, int seqlen, int page_size) {
-    SchedulerArgs s;
-    s.batch_size = batch;
-    s.max_seqlen_q = s.max_seqlen_k = seqlen;
-    s.num_heads_q = hq;
-    s.num_heads_kv = hkv;
-    s.headdim = s.headdim_v = 64;
-    s.cache_seqlens = tensor(DType::kInt32, {batch});
-    s.page_size = page_size;
-    s.causal = true;
-    s.qkv_dtype = DType::kBFloat16;
-    return make_plan(s, DeviceInfo{});
+    return decode_plan(DType::kBFloat16, batch, hq, hkv, 64, seqlen, 0, seqlen, page_size);
   };
   EXPECT_EQ(plan(1, 64, 8, 1024, 16).block_m, 192);  // 43 x 8 = 344 tiles >= 198
   EXPECT_TRUE(plan(1, 64, 8, 1024, 16).persistent);
