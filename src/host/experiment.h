@@ -35,8 +35,14 @@
 //                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
 //   m192-pin     bf16 192-row d64 one-tile launches (long gpt-oss prefills) take the loop whose exponentials
 //                run under the P*V (loop value 38403; the default's run after its wait, sass_overlap; entry 45)
-//   persist192-strict  the 192-row tile for those only where run() will take its persistent kernel (TMA-able
-//                K/V, 1.5 waves of 192-row tiles; entry 44, not yet measured); elsewhere 128 rows as before
+//   persist192-tma  the default: the 192-row tile for those only where K/V stream by TMA (a page size of 1-4
+//                tokens goes by copies, on which the 192-row tile lost 11%: edge/8-2-d40/p1, entry 47); elsewhere
+//                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
+//                where run() will take the persistent kernel (TMA and 1.5 waves of 192-row tiles; entry 44: a
+//                short TMA-able call lost 4% on the 128-row tile, operator sliding256 d40)
+//   split-rows-max  the split count of a varlen call from the longest sequence's m blocks per sequence and
+//                batch x max_seqlen_q combined rows, as get_scheduler_metadata must (default split-rows-real: the
+//                call's real tiles and rows, from q's token count; entry 48)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
@@ -93,7 +99,10 @@ struct Experiment {
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
   bool persist_m192 = true;  // ... and for the persistent kernel's short bf16 tiles (entry 42)
-  bool persist_m192_strict = false;  // ... only where the persistent kernel will run (entry 44)
+  // ... where: 0 every such tile (entry 42), 1 K/V that TMA streams (entry 47), 2 only where the persistent kernel
+  // will run (TMA and 1.5 waves, entry 44)
+  int persist_m192_rule = 1;
+  bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
   bool m192_softmax_pin = false;  // the 192-row d64 one-tile loop with its exponentials under the P*V (entry 45)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
@@ -143,7 +152,11 @@ struct Experiment {
       else if (t == "no-m192") e.d64_m192 = false;
       else if (t == "persist192") e.persist_m192 = true;
       else if (t == "no-persist192") e.persist_m192 = false;
-      else if (t == "persist192-strict") e.persist_m192_strict = true;
+      else if (t == "persist192-any") e.persist_m192_rule = 0;
+      else if (t == "persist192-tma") e.persist_m192_rule = 1;
+      else if (t == "persist192-strict") e.persist_m192_rule = 2;
+      else if (t == "split-rows-max") e.split_real_tiles = false;
+      else if (t == "split-rows-real") e.split_real_tiles = true;
       else if (t == "m192-pin") e.m192_softmax_pin = true;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;

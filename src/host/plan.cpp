@@ -30,6 +30,7 @@ struct PlanInputs {
   bool bf16;    // bf16 q, k and v (the only dtype with decode tile experiments)
   bool fp8_qkv;  // q, k and v e4m3: the native e4m3 tiles where run() can describe K/V by TMA
   int page_size;  // 0: K/V not paged
+  bool real_total_q;  // total_q counts the call's query tokens (a varlen call; get_scheduler_metadata has no total)
 };
 
 constexpr TileShape kMlaDecodeTile = {MlaDecodeTile::kHeadDim, MlaDecodeTile::kHeadDimV, MlaDecodeTile::kBlockM,
@@ -124,12 +125,15 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // (docs/perf-log.md entry 19). Short tiles keep 128 rows: the persistent kernel (128 rows only) wins there.
   // The bf16 short tiles too, on the 192-row tile's persistent kernel (entry 42: 8q2k -16%, w128 windows -15%
   // against the 128-row persistent kernel; no-persist192 for the A/B). fp16 has no persistent kernel.
-  // persist192-strict (entry 44, not yet measured): only where run() will take the persistent kernel (K/V by TMA,
-  // 1.5 waves of 192-row tiles, sm90/launch.h persistent_takes); elsewhere the 128-row tile's one-tile kernel, as
-  // before entry 42, instead of the 192-row one (edge/8-2-d40/p1: 23.8 -> 26.5 us).
-  const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16 &&
-                               (!experiment.persist_m192_strict || persistent_192_would_run(in, qheads_per_kvhead,
-                                                                                             device.num_sms));
+  // Only where K/V stream by TMA (entry 47): a cache of 1-token pages goes by copies, where the 192-row tile's
+  // one-tile kernel lost 11% to the 128-row tile (edge/8-2-d40/p1: 23.7 -> 26.2 us); a short call on TMA keeps it
+  // even without the persistent kernel (operator sliding256 d40: 128 rows were 4% slower). persist192-strict
+  // (entry 44) also asks for 1.5 waves, persist192-any for nothing.
+  const bool persistent_m192_rule_holds =
+      experiment.persist_m192_rule == 0   ? true
+      : experiment.persist_m192_rule == 1 ? kv_tma_box_rows(in.page_size > 0, in.page_size, 128) != 0
+                                          : persistent_192_would_run(in, qheads_per_kvhead, device.num_sms);
+  const bool persistent_m192 = experiment.persist_m192 && persistent && in.bf16 && persistent_m192_rule_holds;
   if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
@@ -182,6 +186,17 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.key_split = tile.key_split;
   split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
   split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
+  // A varlen call counts its real tiles (run()'s flat grid, where it takes one: sm90/tile_index.h) and combined rows:
+  // a 1328-key decode beside a 129-query prefill and a 5-query one (operator S1) had 54 tiles counted, 22 real,
+  // and the partials of 387 rows, 135 real, so the model kept the long sequence in 2 splits where 4 ran 16% faster
+  // (entry 48). get_scheduler_metadata, which has no token count, writes the count of the longest-sequence bound;
+  // the call plans from its own shapes either way (the buffer's split count is not read back on the host).
+  if (in.real_total_q && experiment.split_real_tiles && head_pack == 1) {
+    const long long per_sequence = static_cast<long long>(in.batch) * plan.num_m_blocks;
+    const long long flat = in.total_q * plan.qheads_per_kvhead / tile.block_m + in.batch;
+    if (flat * 5 < per_sequence * 4) split.tiles_per_kv_head = flat;
+    split.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
+  }
   split.head_dim_v = tile.head_dim_v;
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
@@ -259,6 +274,7 @@ LaunchPlan make_plan(const AttentionArgs& a, const DeviceInfo& device) {
   in.bf16 = a.q.dtype == DType::kBFloat16 && a.k.dtype == DType::kBFloat16;
   in.fp8_qkv = a.q.dtype == DType::kFloat8E4M3 && a.k.dtype == DType::kFloat8E4M3;
   in.page_size = a.block_table.given() ? static_cast<int>(a.k.shape[1]) : 0;
+  in.real_total_q = a.cu_seqlens_q.given();
   return plan_for(in, device);
 }
 
@@ -282,6 +298,7 @@ LaunchPlan make_plan(const SchedulerArgs& a, const DeviceInfo& device) {
   in.bf16 = a.qkv_dtype == DType::kBFloat16;
   in.fp8_qkv = a.qkv_dtype == DType::kFloat8E4M3;
   in.page_size = a.page_size;
+  in.real_total_q = false;
   return plan_for(in, device);
 }
 

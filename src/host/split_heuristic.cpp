@@ -26,6 +26,12 @@ double soft_min(double a, double b) {
   return 1.0 / std::sqrt(std::sqrt(ia * ia + ib * ib));
 }
 
+long long tiles_of(const SplitInputs& in) {
+  const long long per_kv_head =
+      in.tiles_per_kv_head > 0 ? in.tiles_per_kv_head : static_cast<long long>(in.batch) * in.num_m_blocks;
+  return per_kv_head * in.num_heads_kv;
+}
+
 int n_blocks_of(const SplitInputs& in) {
   return in.block_n > 0 ? (in.max_seqlen_k + in.block_n - 1) / in.block_n : 0;
 }
@@ -34,7 +40,7 @@ int n_blocks_of(const SplitInputs& in) {
 
 double estimate_split_time_us(const SplitInputs& in, int splits) {
   const int n_blocks = n_blocks_of(in);
-  const long long tiles = static_cast<long long>(in.batch) * in.num_heads_kv * in.num_m_blocks;
+  const long long tiles = tiles_of(in);
   const int slots = std::max(1, in.num_sms * std::max(1, in.ctas_per_sm));
   const double block_bytes = in.kv_block_bytes > 0 ? in.kv_block_bytes : in.block_n * 512.0;
   const double rate = in.cta_rate_gbps > 0 ? in.cta_rate_gbps : kCtaRateGBps;
@@ -61,7 +67,7 @@ double estimate_split_time_us(const SplitInputs& in, int splits) {
 int choose_num_splits(const SplitInputs& in) {
   if (in.requested == 1) return 1;
   const int n_blocks = n_blocks_of(in);
-  const long long tiles = static_cast<long long>(in.batch) * in.num_heads_kv * in.num_m_blocks;
+  const long long tiles = tiles_of(in);
   const int slots = std::max(1, in.num_sms * std::max(1, in.ctas_per_sm));
   if (n_blocks <= 1 || tiles <= 0) return 1;
   if (tiles >= static_cast<long long>(0.8 * slots)) return 1;

@@ -17,6 +17,9 @@ struct SplitInputs {
   long long combine_rows = 0;   // (token, query head) rows the combine merges
   int head_dim_v = 128;         // padded
   int key_split = 1;            // consumer warpgroups of a CTA taking alternate key blocks (decode tile 4)
+  // Tiles per KV head when the call knows them better than batch x num_m_blocks (a varlen batch whose sequences
+  // are far shorter than the longest: run()'s flat grid, sm90/tile_index.h); 0: batch x num_m_blocks.
+  long long tiles_per_kv_head = 0;
   // Experiment switches (FLASHSEEK_EXPERIMENT): the FlashAttention rule, a cap, the per-CTA rate in GB/s.
   bool fa_rule = false;
   int cap = 0;

@@ -457,6 +457,48 @@ LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv
   return make_plan(s, DeviceInfo{});
 }
 
+// Entry 48: a varlen call counts its real tiles and rows. Operator S1 with 16 query heads on 2 KV heads: 54 tiles
+// by the longest sequence, 22 real (q has 135 tokens, not 3 x 129); the real count splits the 1328-key sequence
+// further than get_scheduler_metadata's bound does. A batch of equal sequences plans the same either way.
+TEST(Plan, VarlenCallSplitsByItsRealTiles) {
+  auto call = [](int64_t total_q, int batch, int64_t max_q, int64_t max_k) {
+    AttentionArgs a;
+    a.q = tensor(DType::kBFloat16, {total_q, 16, 128});
+    a.out = tensor(DType::kBFloat16, {total_q, 16, 128});
+    a.k = tensor(DType::kBFloat16, {1024, 16, 2, 128});
+    a.v = tensor(DType::kBFloat16, {1024, 16, 2, 128});
+    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
+    a.seqused_k = tensor(DType::kInt32, {batch});
+    a.block_table = tensor(DType::kInt32, {batch, 128});
+    a.max_seqlen_q = max_q;
+    a.max_seqlen_k = max_k;
+    a.causal = true;
+    validate(a);
+    return make_plan(a, DeviceInfo{});
+  };
+  SchedulerArgs s;
+  s.batch_size = 3;
+  s.max_seqlen_q = 129;
+  s.max_seqlen_k = 1328;
+  s.num_heads_q = 16;
+  s.num_heads_kv = 2;
+  s.headdim = s.headdim_v = 128;
+  s.cache_seqlens = tensor(DType::kInt32, {3});
+  s.cu_seqlens_q = tensor(DType::kInt32, {4});
+  s.page_size = 16;
+  s.causal = true;
+  const int bound = make_plan(s, DeviceInfo{}).num_splits;
+  const LaunchPlan s1 = call(135, 3, 129, 1328);
+  EXPECT_EQ(s1.num_m_blocks, 9);
+  if (Experiment::get().split_real_tiles) {
+    EXPECT_GT(s1.num_splits, bound);
+    EXPECT_EQ(s1.num_splits, 4);  // 3 key blocks per split (11 blocks); 4 ran 16% faster than the bound's 2
+  } else {
+    EXPECT_EQ(s1.num_splits, bound);
+  }
+  EXPECT_EQ(call(3 * 129, 3, 129, 1328).num_splits, bound);  // three equal sequences: every tile is real
+}
+
 // 4 query heads per KV head.
 LaunchPlan gqa4_decode_plan(DType dtype, int batch, int num_heads_kv, int d, int seqlen_k, int num_splits) {
   return decode_plan(dtype, batch, 4 * num_heads_kv, num_heads_kv, d, seqlen_k, num_splits);
@@ -567,6 +609,15 @@ TEST(Plan, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
   const LaunchPlan long_tile = decode_plan(DType::kBFloat16, 1, 64, 8, 64, 32768, 0, 32768);
   EXPECT_EQ(long_tile.block_m, 192);
   EXPECT_FALSE(long_tile.persistent);
+  // Entry 47: only where K/V stream by TMA. A page of 1 or 4 tokens (copies) keeps the 128-row tile; a grid under
+  // 1.5 waves on TMA keeps the 192-row tile, whose one-tile kernel run() then takes (OSSt8 q1k: 43 tiles).
+  if (Experiment::get().persist_m192_rule == 1) {
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024, 1).block_m, 128);
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024, 4).block_m, 128);
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024, 8).block_m, 192);
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 64, 1024, 0, 1024, 16).block_m, 192);
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024, 0).block_m, 192);  // varlen K/V
+  }
   const LaunchPlan d128 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 1024, 0, 1024);
   EXPECT_EQ(d128.block_m, 128);
   EXPECT_TRUE(d128.persistent);
@@ -577,7 +628,7 @@ TEST(Plan, ShortBf16D64TilesTakeThe192RowPersistentKernel) {
 // tile only where run() will take the persistent kernel; pages too small for a TMA box and grids under 1.5 waves of
 // 192-row tiles keep 128 rows (and the one-tile kernel, run() decides), and get_scheduler_metadata agrees.
 TEST(PlanUnderPersist192Strict, The192RowPersistentTileOnlyWhereThePersistentKernelRuns) {
-  if (!Experiment::get().persist_m192_strict || !Experiment::get().persist_m192) {
+  if (Experiment::get().persist_m192_rule != 2 || !Experiment::get().persist_m192) {
     GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192-strict (ctest)";
   }
   auto plan = [](int batch, int hq, int hkv, int seqlen, int page_size) {
@@ -616,8 +667,22 @@ TEST(PlanUnderNoPersist192, ShortBf16D64TilesKeepThe128RowPersistentKernel) {
   EXPECT_FALSE(Experiment::parse("no-persist192").persist_m192);
   EXPECT_FALSE(Experiment::parse(nullptr).m192_softmax_pin);
   EXPECT_TRUE(Experiment::parse("m192-pin").m192_softmax_pin);
-  EXPECT_FALSE(Experiment::parse(nullptr).persist_m192_strict);
-  EXPECT_TRUE(Experiment::parse("persist192-strict").persist_m192_strict);
+  EXPECT_EQ(Experiment::parse(nullptr).persist_m192_rule, 1);
+  EXPECT_EQ(Experiment::parse("persist192-any").persist_m192_rule, 0);
+  EXPECT_EQ(Experiment::parse("persist192-tma").persist_m192_rule, 1);
+  EXPECT_EQ(Experiment::parse("persist192-strict").persist_m192_rule, 2);
+  EXPECT_TRUE(Experiment::parse(nullptr).split_real_tiles);
+  EXPECT_FALSE(Experiment::parse("split-rows-max").split_real_tiles);
+}
+
+// Under FLASHSEEK_EXPERIMENT=persist192-any (ctest plan_under_persist192_any): entry 42's rule, the 192-row tile
+// for every short bf16 d64 tile, pages too small for a TMA box included.
+TEST(PlanUnderPersist192Any, The192RowTileWhateverThePageSize) {
+  if (Experiment::get().persist_m192_rule != 0 || !Experiment::get().persist_m192) {
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=persist192-any (ctest)";
+  }
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 64, 8, 64, 1024, 0, 1024, 1).block_m, 192);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 64, 1024, 0, 1024, 16).block_m, 192);
 }
 
 // Under FLASHSEEK_EXPERIMENT=d96 (ctest plan_under_d96): bf16 d80 plans on the d96 tile, e4m3 caches keep 128.
