@@ -186,17 +186,6 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   split.key_split = tile.key_split;
   split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
   split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
-  // A varlen call counts its real tiles (run()'s flat grid, where it takes one: sm90/tile_index.h) and combined rows:
-  // a 1328-key decode beside a 129-query prefill and a 5-query one (operator S1) had 54 tiles counted, 22 real,
-  // and the partials of 387 rows, 135 real, so the model kept the long sequence in 2 splits where 4 ran 16% faster
-  // (entry 48). get_scheduler_metadata, which has no token count, writes the count of the longest-sequence bound;
-  // the call plans from its own shapes either way (the buffer's split count is not read back on the host).
-  if (in.real_total_q && experiment.split_real_tiles && head_pack == 1) {
-    const long long per_sequence = static_cast<long long>(in.batch) * plan.num_m_blocks;
-    const long long flat = in.total_q * plan.qheads_per_kvhead / tile.block_m + in.batch;
-    if (flat * 5 < per_sequence * 4) split.tiles_per_kv_head = flat;
-    split.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
-  }
   split.head_dim_v = tile.head_dim_v;
   split.fa_rule = experiment.split_fa;
   split.cap = experiment.split_cap;
@@ -206,7 +195,22 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // 1.3-1.9x against the model before it, which those tiles keep (entry 30's grid A/B).
   split.model_v1 = experiment.split_model_v1 || tile.block_m > 64;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
+  // A varlen call that the longest-sequence bound splits recounts with its real tiles (run()'s flat grid, where it
+  // takes one: sm90/tile_index.h) and combined rows: a 1328-key decode beside a 129-query prefill and a 5-query one
+  // (operator S1) had 54 tiles counted, 22 real, and the partials of 387 rows, 135 real, so the model kept the
+  // long sequence in 2-3 splits where 4-6 ran 8-27% faster (entry 48). Only where the bound splits: a call it
+  // leaves whole (a 257-query prefill beside 16 decodes, 306 tiles counted, 50 real) ran 1.79x slower in 2 splits.
+  // get_scheduler_metadata, which has no token count, writes the bound's count; the call plans from its own shapes
+  // either way (the buffer's split count is not read back on the host).
   int splits = choose_num_splits(split);
+  if (splits > 1 && in.real_total_q && experiment.split_real_tiles && head_pack == 1) {
+    const long long per_sequence = static_cast<long long>(in.batch) * plan.num_m_blocks;
+    const long long flat = in.total_q * plan.qheads_per_kvhead / tile.block_m + in.batch;
+    SplitInputs real = split;
+    if (flat * 5 < per_sequence * 4) real.tiles_per_kv_head = flat;
+    real.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
+    splits = choose_num_splits(real);
+  }
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's
   // streaming when there is a next CTA to run: measured 0.81 -> 0.89..0.95 of cuDNN on grids of 1.5 waves and
   // more without splits, and a loss on shorter grids and with splits (perf-log entries 10, 16). bf16 d128 only

@@ -459,7 +459,8 @@ LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv
 
 // Entry 48: a varlen call counts its real tiles and rows. Operator S1 with 16 query heads on 2 KV heads: 54 tiles
 // by the longest sequence, 22 real (q has 135 tokens, not 3 x 129); the real count splits the 1328-key sequence
-// further than get_scheduler_metadata's bound does. A batch of equal sequences plans the same either way.
+// further than get_scheduler_metadata's bound does. A batch of equal sequences plans the same either way, and so
+// does a call the bound leaves unsplit.
 TEST(Plan, VarlenCallSplitsByItsRealTiles) {
   auto call = [](int64_t total_q, int batch, int64_t max_q, int64_t max_k) {
     AttentionArgs a;
@@ -497,6 +498,9 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
     EXPECT_EQ(s1.num_splits, bound);
   }
   EXPECT_EQ(call(3 * 129, 3, 129, 1328).num_splits, bound);  // three equal sequences: every tile is real
+  // A call the bound leaves whole stays whole: a 257-query prefill beside 16 decodes (578 tiles counted, 68 real;
+  // edge q257s1k_16q1s600 ran 1.79x slower in 2 splits).
+  EXPECT_EQ(call(257 + 16, 17, 257, 1000).num_splits, 1);
 }
 
 // 4 query heads per KV head.
