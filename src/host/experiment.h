@@ -40,6 +40,11 @@
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
 //                where run() will take the persistent kernel (TMA and 1.5 waves of 192-row tiles; entry 44: a
 //                short TMA-able call lost 4% on the 128-row tile, operator sliding256 d40)
+//   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
+//                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
+//                entry 49)
+//   split-recount-all  the real-tile split recount (split-rows-real) also where the longest-sequence bound leaves
+//                the call unsplit (entry 49; the default recounts only where the bound splits)
 //   split-rows-max  the split count of a varlen call from the longest sequence's m blocks per sequence and
 //                batch x max_seqlen_q combined rows, as get_scheduler_metadata must (default split-rows-real: the
 //                call's real tiles and rows, from q's token count; entry 48)
@@ -102,6 +107,8 @@ struct Experiment {
   // ... where: 0 every such tile (entry 42), 1 K/V that TMA streams (entry 47), 2 only where the persistent kernel
   // will run (TMA and 1.5 waves, entry 44)
   int persist_m192_rule = 1;
+  bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
+  bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
   bool m192_softmax_pin = false;  // the 192-row d64 one-tile loop with its exponentials under the P*V (entry 45)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
@@ -156,6 +163,8 @@ struct Experiment {
       else if (t == "persist192-tma") e.persist_m192_rule = 1;
       else if (t == "persist192-strict") e.persist_m192_rule = 2;
       else if (t == "split-rows-max") e.split_real_tiles = false;
+      else if (t == "split-recount-all") e.split_recount_all = true;
+      else if (t == "combine-per-sequence") e.combine_q_rows = false;
       else if (t == "split-rows-real") e.split_real_tiles = true;
       else if (t == "m192-pin") e.m192_softmax_pin = true;
       else if (t == "bn64s6") e.decode_tile = 2;

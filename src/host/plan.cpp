@@ -203,7 +203,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // get_scheduler_metadata, which has no token count, writes the bound's count; the call plans from its own shapes
   // either way (the buffer's split count is not read back on the host).
   int splits = choose_num_splits(split);
-  if (splits > 1 && in.real_total_q && experiment.split_real_tiles && head_pack == 1) {
+  if ((splits > 1 || experiment.split_recount_all) && in.real_total_q && experiment.split_real_tiles &&
+      head_pack == 1) {
     const long long per_sequence = static_cast<long long>(in.batch) * plan.num_m_blocks;
     const long long flat = in.total_q * plan.qheads_per_kvhead / tile.block_m + in.batch;
     SplitInputs real = split;

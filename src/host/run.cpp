@@ -119,6 +119,13 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.num_splits = plan.num_splits;
   const Experiment& experiment = Experiment::get();
   p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0);
+  // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
+  // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's
+  // bounds before leaving, 20 us on that call (entry 49).
+  if (plan.num_splits > 1 && experiment.combine_q_rows && a.cu_seqlens_q.given() &&
+      a.q.shape[0] < static_cast<int64_t>(a.batch_size) * a.max_seqlen_q) {
+    p.combine_mode |= 4;
+  }
   if (plan.num_splits > 1) {
     const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];
     p.o_partial = static_cast<float*>(workspace);

@@ -21,6 +21,26 @@ __device__ __forceinline__ __half from_float<__half>(float x) {
   return __float2half_rn(x);
 }
 
+// The (q row, query head) of combine row `row` of grid row `b`; false for a row past its sequence. Per sequence
+// (the grid's y): rows token * Hq + head of sequence b, max_seqlen_q x Hq of them. Over q's rows (combine_mode
+// bit 2, a varlen batch far shorter than batch x max_seqlen_q): row q_row * Hq + head for the rows the sequences
+// cover, [cu_seqlens_q[0], cu_seqlens_q[batch]), clamped as SequenceInfo clamps them.
+__device__ __forceinline__ bool combine_row(const FwdParams& p, int row, int b, int64_t& q_row, int& head) {
+  if (p.combine_mode & 4) {
+    q_row = row / p.num_heads_q;
+    head = row - static_cast<int>(q_row) * p.num_heads_q;
+    const int lo = max(0, min(p.cu_seqlens_q[0], p.total_q));
+    const int hi = max(lo, min(p.cu_seqlens_q[p.batch], p.total_q));
+    return q_row >= lo && q_row < hi;
+  }
+  const SequenceInfo seq = SequenceInfo::load(p, b);
+  if (row >= seq.seqlen_q * p.num_heads_q) return false;
+  const int token = row / p.num_heads_q;
+  head = row - token * p.num_heads_q;
+  q_row = seq.q_start + token;
+  return true;
+}
+
 __device__ __forceinline__ float sink_logit(const FwdParams& p, int head) {
   switch (p.s_aux_type) {
     case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p.s_aux)[head]);
@@ -31,15 +51,11 @@ __device__ __forceinline__ float sink_logit(const FwdParams& p, int head) {
 
 template <class Element, int kDvPadded>
 __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const __grid_constant__ FwdParams p) {
-  const int b = blockIdx.y;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  const SequenceInfo seq = SequenceInfo::load(p, b);
-  const int row = blockIdx.x * kRowsPerCta + warp;  // token * Hq + head within the sequence
-  if (row >= seq.seqlen_q * p.num_heads_q) return;
-  const int token = row / p.num_heads_q;
-  const int head = row - token * p.num_heads_q;
-  const int64_t q_row = seq.q_start + token;
+  int64_t q_row;
+  int head;
+  if (!combine_row(p, blockIdx.x * kRowsPerCta + warp, blockIdx.y, q_row, head)) return;
   const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
   const int64_t first = q_row * p.num_heads_q + head;
 
@@ -117,16 +133,12 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
   __shared__ float4 partial[kGroups][kColThreads];
   __shared__ float reduce[kCombineThreads / 32];
 
-  const int b = blockIdx.y;
-  const int row = blockIdx.x;  // token * Hq + head within the sequence
   const int tid = threadIdx.x;
   const int lane = tid % 32;
   const int warp = tid / 32;
-  const SequenceInfo seq = SequenceInfo::load(p, b);
-  if (row >= seq.seqlen_q * p.num_heads_q) return;
-  const int token = row / p.num_heads_q;
-  const int head = row - token * p.num_heads_q;
-  const int64_t q_row = seq.q_start + token;
+  int64_t q_row;
+  int head;
+  if (!combine_row(p, blockIdx.x, blockIdx.y, q_row, head)) return;
   const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
   const int64_t first = q_row * p.num_heads_q + head;
   if (p.combine_mode & 2) asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -205,14 +217,16 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
 
 template <class Element, int kDvPadded>
 cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStream_t stream) {
-  const int rows = max_seqlen_q * p.num_heads_q;
+  const bool over_q_rows = (p.combine_mode & 4) != 0;
+  const int rows = (over_q_rows ? p.total_q : max_seqlen_q) * p.num_heads_q;
+  const int grid_y = over_q_rows ? 1 : p.batch;
   if ((p.combine_mode & 1) || p.num_splits > kCombineThreads) {  // the warp-per-row kernel (any split count)
-    const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, p.batch);
+    const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, grid_y);
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
     return cudaGetLastError();
   }
-  const dim3 grid(rows, p.batch);
+  const dim3 grid(rows, grid_y);
   if (grid.x == 0 || grid.y == 0) return cudaSuccess;
   if (p.combine_mode & 2) {
     // Programmatic dependent launch: the combine's launch overlaps the forward kernel's tail; its CTAs wait

@@ -131,7 +131,8 @@ struct FwdParams {
   float* o_partial;
   float* lse_partial;
   int num_splits;
-  int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch
+  int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch;
+                     // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu)
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)

@@ -23,6 +23,8 @@ CASES = [
     make_scenario("softcap", "G9", "2q1s8k", suffix=["p16", "sc50"], softcap=50.0, **_common),
     make_scenario("spec-decode", "L70t8", "8q4s8k", suffix=["p16"], **_common),
     make_scenario("mixed", "L8", "q300s2k_16q1s8k", suffix=["p16"], **_common),
+    # 45 tiles: splits; q has 133 rows against 5 x 129, so the combine runs over q's rows (entry 49)
+    make_scenario("mixed", "L70t8", "q129s8k_4q1s8k", suffix=["p16"], **_common),
     make_scenario("decode-splitkv", "L8", "4q1s16k", suffix=["p16", "fp16"], dtype="fp16", **_common),
 ]
 
