@@ -205,10 +205,9 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   int splits = choose_num_splits(split);
   if ((splits > 1 || experiment.split_recount_all) && in.real_total_q && experiment.split_real_tiles &&
       head_pack == 1) {
-    const long long per_sequence = static_cast<long long>(in.batch) * plan.num_m_blocks;
-    const long long flat = in.total_q * plan.qheads_per_kvhead / tile.block_m + in.batch;
+    const long long flat = flat_tiles_per_kv_head(in.total_q, plan.qheads_per_kvhead, tile.block_m, in.batch);
     SplitInputs real = split;
-    if (flat * 5 < per_sequence * 4) real.tiles_per_kv_head = flat;
+    if (takes_flat_grid(flat, static_cast<long long>(in.batch) * plan.num_m_blocks)) real.tiles_per_kv_head = flat;
     real.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
     splits = choose_num_splits(real);
   }

@@ -332,8 +332,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // A varlen batch of very different lengths (a chunked prefill beside decodes) gets a grid of its real tiles
   // (sm90/tile_index.h) instead of num_m_blocks (sized by the longest sequence) per sequence.
   const int64_t per_sequence_tiles = static_cast<int64_t>(num_m_blocks) * a.batch_size;
-  const int64_t flat_tiles = static_cast<int64_t>(p.total_q) * p.qheads_per_kvhead / block_m + a.batch_size;
-  p.flat_tiles = a.cu_seqlens_q.given() && flat_tiles * 5 < per_sequence_tiles * 4 ? 1 : 0;
+  const int64_t flat_tiles = flat_tiles_per_kv_head(p.total_q, p.qheads_per_kvhead, block_m, a.batch_size);
+  p.flat_tiles = a.cu_seqlens_q.given() && takes_flat_grid(flat_tiles, per_sequence_tiles) ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).

@@ -252,6 +252,18 @@ constexpr int kv_tma_box_rows(bool paged, int page_size, int block_n) {
   return page_size > 0 && a % 8 == 0 ? a : 0;
 }
 
+// Tiles per KV head of a varlen batch when blockIdx.x enumerates real tiles only (sm90/tile_index.h: sequence b's
+// tiles start at floor(cu_seqlens_q[b] x G / block_m) + b, so at most one hole per sequence).
+constexpr long long flat_tiles_per_kv_head(long long total_q, int qheads_per_kvhead, int block_m, int batch) {
+  return total_q * qheads_per_kvhead / block_m + batch;
+}
+
+// run() takes that flat grid where it saves a fifth of the per-sequence grid's (batch x m blocks of the longest
+// sequence) CTAs; the planner counts the same tiles for its split count.
+constexpr bool takes_flat_grid(long long flat_tiles, long long per_sequence_tiles) {
+  return flat_tiles * 5 < per_sequence_tiles * 4;
+}
+
 // Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.
 // 64 or 128 rows by the packed query rows of the longest sequence (the plan may take 192 at d 64: plan.cpp).
 constexpr int choose_block_m(long long max_packed_rows) { return max_packed_rows <= 64 ? 64 : 128; }

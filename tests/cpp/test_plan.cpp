@@ -477,18 +477,7 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
     validate(a);
     return make_plan(a, DeviceInfo{});
   };
-  SchedulerArgs s;
-  s.batch_size = 3;
-  s.max_seqlen_q = 129;
-  s.max_seqlen_k = 1328;
-  s.num_heads_q = 16;
-  s.num_heads_kv = 2;
-  s.headdim = s.headdim_v = 128;
-  s.cache_seqlens = tensor(DType::kInt32, {3});
-  s.cu_seqlens_q = tensor(DType::kInt32, {4});
-  s.page_size = 16;
-  s.causal = true;
-  const int bound = make_plan(s, DeviceInfo{}).num_splits;
+  const int bound = decode_plan(DType::kBFloat16, 3, 16, 2, 128, 1328, 0, 129).num_splits;  // get_scheduler_metadata's
   const LaunchPlan s1 = call(135, 3, 129, 1328);
   EXPECT_EQ(s1.num_m_blocks, 9);
   if (Experiment::get().split_real_tiles) {
