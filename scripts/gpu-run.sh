@@ -8,7 +8,8 @@
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          A py: step is cut after PY_TIMEOUT seconds (default 240; env:PY_TIMEOUT=N for a longer script, 0 for
 #          none) and an eval: step after EVAL_TIMEOUT (default none), so that a deadlocking kernel costs one step
-#          sanitize:<scenario>  that grid scenario's call under compute-sanitizer memcheck (scripts/one_scenario.py)
+#          sanitize:<scenario>[,<tool>]  that grid scenario's call under compute-sanitizer (memcheck unless a tool
+#                               is named: racecheck, synccheck, initcheck; scripts/one_scenario.py)
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
 # Folders under $OUT come back packed as <folder>.tgz (see the end). Example: scripts/gpu-run.sh build prims smoke
@@ -81,9 +82,11 @@ run_step() {
              | tee -a "$OUT/ncu.log" | tail -90 ;;
     ncu-scn:*) local a=${step#ncu-scn:}; OUT=$OUT scripts/ncu_scenario.sh "${a%%,*}" \
                  $( [ "${a#*,}" != "$a" ] && echo "${a#*,}" ) 2>&1 | tee -a "$OUT/ncu.log" | tail -120 ;;
-    sanitize:*)  # sanitize:<scenario>: that scenario's call (scripts/one_scenario.py) under compute-sanitizer memcheck
-      timeout -k 10 "${PY_TIMEOUT:-240}" compute-sanitizer --tool memcheck --print-limit 20 \
-        python3 scripts/one_scenario.py "${step#sanitize:}" --warmup 1 2>&1 | tee -a "$OUT/sanitize.log" | tail -40 ;;
+    sanitize:*)  # sanitize:<scenario>[,<tool>]: that scenario's call (scripts/one_scenario.py) under compute-sanitizer
+      local sa=${step#sanitize:}; local tool=memcheck
+      if [ "${sa#*,}" != "$sa" ]; then tool=${sa#*,}; sa=${sa%%,*}; fi
+      timeout -k 10 "${PY_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --print-limit 20 \
+        python3 scripts/one_scenario.py "$sa" --warmup 1 2>&1 | tee -a "$OUT/sanitize.log" | tail -40 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
