@@ -33,8 +33,6 @@
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
 //                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
-//   m192-pin     bf16 192-row d64 one-tile launches (long gpt-oss prefills) take the loop whose exponentials
-//                run under the P*V (loop value 38403; the default's run after its wait, sass_overlap; entry 45)
 //   persist192-tma  the default: the 192-row tile for those only where K/V stream by TMA (a page size of 1-4
 //                tokens goes by copies, on which the 192-row tile lost 11%: edge/8-2-d40/p1, entry 47); elsewhere
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
@@ -110,7 +108,6 @@ struct Experiment {
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
-  bool m192_softmax_pin = false;  // the 192-row d64 one-tile loop with its exponentials under the P*V (entry 45)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
@@ -166,7 +163,6 @@ struct Experiment {
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;
       else if (t == "split-rows-real") e.split_real_tiles = true;
-      else if (t == "m192-pin") e.m192_softmax_pin = true;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;

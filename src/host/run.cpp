@@ -348,11 +348,6 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  // m192-pin (entry 45): the bf16 192-row one-tile launches (only bf16 has the variant).
-  if (Experiment::get().m192_softmax_pin && block_m == 192 && loop_flags < 0 && !fp8_kv &&
-      compute_type(a) == ScalarType::kBFloat16 && plan.head_dim_padded == 64) {
-    loop_flags = sm90::kM192SoftmaxPinLoopFlags;
-  }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

@@ -353,16 +353,6 @@ struct Consumer {
         release(base + Traits::k_empty_barrier(stage), lane);
         if (it == my_iters - 1) release_q(base, lane);
         softmax_step(n, correction);
-        if constexpr ((kFlags & kLoopSoftmaxPin) != 0) {
-          // Entry 45: ptxas sank the 192-row d64 tile's exponentials below the V wait and the P*V retire (none of
-          // them under the P*V; an empty register fence does not hold them, ptxas sees no instruction). A store
-          // of the row sums that never runs (no call has a negative split count) but that ptxas cannot rule out
-          // needs every exponential of the block first.
-          if (p.num_splits < 0) {
-            asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(base), "f"(softmax.row_sum[0] + softmax.row_sum[1])
-                         : "memory");
-          }
-        }
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
           // V of this block is the next P*V's operand (waited for there anyway); waiting for it holds no stage.

@@ -27,7 +27,6 @@
 
 namespace flashseek::sm90 {
 
-static_assert(kM192SoftmaxPinLoopFlags == (kDefaultLoopFlags | kLoopSoftmaxPin), "the m192-pin loop value");
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 

@@ -16,9 +16,6 @@ constexpr int kPersistentLoopFlags = 3587;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
 // kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).
 constexpr int kNativeProducerAheadLoopFlags = 30211;
-// The bf16 192-row d64 one-tile kernel with its exponentials held above the V wait (FLASHSEEK_EXPERIMENT=m192-pin,
-// entry 45: kDefaultLoopFlags | kLoopSoftmaxPin, checked in fwd_kernel.h).
-constexpr int kM192SoftmaxPinLoopFlags = 38403;
 
 // SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
 int device_sm_count();

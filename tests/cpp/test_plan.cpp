@@ -658,8 +658,6 @@ TEST(PlanUnderNoPersist192, ShortBf16D64TilesKeepThe128RowPersistentKernel) {
   EXPECT_TRUE(Experiment::parse(nullptr).persist_m192);
   EXPECT_TRUE(Experiment::parse("persist192").persist_m192);
   EXPECT_FALSE(Experiment::parse("no-persist192").persist_m192);
-  EXPECT_FALSE(Experiment::parse(nullptr).m192_softmax_pin);
-  EXPECT_TRUE(Experiment::parse("m192-pin").m192_softmax_pin);
   EXPECT_EQ(Experiment::parse(nullptr).persist_m192_rule, 1);
   EXPECT_EQ(Experiment::parse("persist192-any").persist_m192_rule, 0);
   EXPECT_EQ(Experiment::parse("persist192-tma").persist_m192_rule, 1);

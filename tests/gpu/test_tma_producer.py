@@ -7,8 +7,8 @@ dense varlen rows, paged NHD and HND caches with boxes of 8, 16 and 128 rows (pa
 block_n 80 / 112 / 128, and 256), batched caches (cache_batch_idx, left padding), and the page sizes that fall
 back to cp.async (1 and 4). The 192-row d64 tile (three consumer warpgroups) against FLASHSEEK_EXPERIMENT=no-m192's
 128 rows: the same key blocks and softmax steps per row, so the same bits; so too the short d64 tiles on the
-192-row persistent kernel (the default) against the 128-row one (no-persist192) and against persist192-strict, and
-the 192-row one-tile loop with its exponentials held under the P*V (m192-pin, entry 45) against the default loop. The d64 two-CTA decode tile (tile=3)
+192-row persistent kernel (the default) against the 128-row one (no-persist192) and against persist192-strict. The d64
+two-CTA decode tile (tile=3)
 against the table's d64 decode tile: the same block_n, so the same bits. K and V boxes issued by one producer warp
 (tma-one-warp) and by four (tma-warps=4) against two (the default): the same tiles. Each case must also pass the
 fp32 reference (so a shared mistake in both still fails)."""
@@ -77,7 +77,7 @@ CASES = [
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
-               "no-persist192", "persist192-strict", "m192-pin"]
+               "no-persist192", "persist192-strict"]
 
 
 def _outputs(seed):
