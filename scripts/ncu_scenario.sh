@@ -2,7 +2,8 @@
 # ncu on the forward kernel of one grid scenario's call (scripts/one_scenario.py; the first attention_fwd* or
 # mla_decode launch inside the profiled call): speed of light, memory workload, warp states, and the per-SASS-line
 # stall sampling. Clocks left as found.
-#   scripts/ncu_scenario.sh SCENARIO [VALUE]    VALUE: FLASHSEEK_EXPERIMENT value or "default"
+#   scripts/ncu_scenario.sh SCENARIO [VALUE]    VALUE: FLASHSEEK_EXPERIMENT value, "default", or "vllm" (FA3's
+#                                               forward kernel, FlashAttnFwd*, in the evaluator's vLLM baseline call)
 # Writes under $OUT (./gpu-out when unset): ncu_<tag>.ncu-rep, the source-page CSV (gzipped) and ncu_<tag>_stalls.csv;
 # prints the duration, DRAM / L2 / SM throughput, occupancy and the top stall lines.
 set -uo pipefail
@@ -15,12 +16,14 @@ VALUE=${2:-default}
 TAG=$(echo "${SCENARIO}_${VALUE}" | tr '/=,' '__-')
 REP="$OUT/ncu_${TAG}"
 command -v ncu >/dev/null || { echo "ncu not found"; exit 1; }
-if [ "$VALUE" != default ]; then export FLASHSEEK_EXPERIMENT=$VALUE; fi
+KERNELS="attention_fwd|mla_decode"; WHO=()
+if [ "$VALUE" = vllm ]; then KERNELS="FlashAttnFwd"; WHO=(--baseline vllm)
+elif [ "$VALUE" != default ]; then export FLASHSEEK_EXPERIMENT=$VALUE; fi
 t0=$SECONDS
-ncu --clock-control none --profile-from-start off -k regex:"attention_fwd|mla_decode" --launch-count 1 \
+ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
     --section LaunchStats --section Occupancy --section SourceCounters -o "$REP" -f \
-    python3 scripts/one_scenario.py "$SCENARIO" >"$REP.log" 2>&1 ||
+    python3 scripts/one_scenario.py "$SCENARIO" "${WHO[@]}" >"$REP.log" 2>&1 ||
   { echo "ncu failed"; tail -30 "$REP.log"; exit 1; }
 grep -E "correct|WRONG" "$REP.log"
 scripts/ncu_report.sh "$REP" 90
