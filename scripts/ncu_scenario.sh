@@ -3,7 +3,7 @@
 # mla_decode launch inside the profiled call): speed of light, memory workload, warp states, and the per-SASS-line
 # stall sampling. Clocks left as found.
 #   scripts/ncu_scenario.sh SCENARIO [VALUE]    VALUE: FLASHSEEK_EXPERIMENT value, "default", or "vllm" (FA3's
-#                                               forward kernel, FlashAttnFwd*, in the evaluator's vLLM baseline call)
+#                                               forward kernel, cutlass device_kernel, in the evaluator's vLLM baseline call)
 # Writes under $OUT (./gpu-out when unset): ncu_<tag>.ncu-rep, the source-page CSV (gzipped) and ncu_<tag>_stalls.csv;
 # prints the duration, DRAM / L2 / SM throughput, occupancy and the top stall lines.
 set -uo pipefail
@@ -17,7 +17,7 @@ TAG=$(echo "${SCENARIO}_${VALUE}" | tr '/=,' '__-')
 REP="$OUT/ncu_${TAG}"
 command -v ncu >/dev/null || { echo "ncu not found"; exit 1; }
 KERNELS="attention_fwd|mla_decode"; WHO=()
-if [ "$VALUE" = vllm ]; then KERNELS="FlashAttnFwd"; WHO=(--baseline vllm)
+if [ "$VALUE" = vllm ]; then KERNELS="device_kernel"; WHO=(--baseline vllm)
 elif [ "$VALUE" != default ]; then export FLASHSEEK_EXPERIMENT=$VALUE; fi
 t0=$SECONDS
 ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-count 1 \
