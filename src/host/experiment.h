@@ -47,8 +47,10 @@
 //                batch x max_seqlen_q combined rows, as get_scheduler_metadata must (default split-rows-real: the
 //                call's real tiles and rows, from q's token count; entry 48)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
-//   kv-evict-first / kv-evict-last  the 16-bit TMA producer's K/V boxes with that L2 policy (default: none;
-//                entry 51); l2promo=N: the K/V tensor maps' L2 promotion, N = 0, 64, 128 or 256 bytes (default 256)
+//   kv-evict-first / kv-evict-last / kv-evict-none  the 16-bit TMA producer's K/V boxes with that L2 policy
+//                everywhere (default: evict_last where several m blocks read the K/V, none elsewhere;
+//                l2_policy.h, entry 51); l2promo=N: the K/V tensor maps' L2 promotion, N = 0, 64, 128 or 256
+//                bytes (default: the box's row width, 128 or 64; l2promo=256 was the default before entry 51)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
 //                tma-warps=N: N = 1, 2 or 4 everywhere
@@ -112,8 +114,8 @@ struct Experiment {
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  int kv_l2_hint = 0;      // FwdParams::kv_l2_hint: 1 evict_first, 2 evict_last on the 16-bit TMA K/V boxes (entry 51)
-  int l2_promotion = 256;  // the K/V tensor maps' L2 promotion in bytes: 0, 64, 128 or 256 (entry 51)
+  int kv_l2_hint = -1;    // FwdParams::kv_l2_hint forced: 0 none, 1 evict_first, 2 evict_last (-1: l2_policy.h's rule)
+  int l2_promotion = -1;  // the K/V maps' L2 promotion forced: 0, 64, 128 or 256 bytes (-1: l2_policy.h's rule)
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
@@ -171,6 +173,7 @@ struct Experiment {
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "kv-evict-first") e.kv_l2_hint = 1;
       else if (t == "kv-evict-last") e.kv_l2_hint = 2;
+      else if (t == "kv-evict-none") e.kv_l2_hint = 0;
       else if (t.rfind("l2promo=", 0) == 0) e.l2_promotion = std::atoi(t.c_str() + 8);
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);

@@ -338,7 +338,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;
-  p.kv_l2_hint = Experiment::get().kv_l2_hint;
+  p.kv_l2_hint = kv_l2_hint(Experiment::get().kv_l2_hint, num_m_blocks);
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "experiment.h"
+#include "l2_policy.h"
 
 namespace flashseek {
 
-// The K/V maps' L2 promotion (FLASHSEEK_EXPERIMENT l2promo=N; 256 bytes by default: a d128 16-bit row).
 inline CUtensorMapL2promotion l2_promotion_of(int bytes) {
   return bytes == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
          : bytes == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
@@ -72,7 +72,7 @@ inline std::string encode_kv_tensor_map(CUtensorMap* out, const void* base, int 
   const CUresult r = encode(out, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             swizzle64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
-                            l2_promotion_of(Experiment::get().l2_promotion), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            l2_promotion_of(kv_l2_promotion_bytes(Experiment::get().l2_promotion, swizzle64)), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ")";
   return std::string();
 }

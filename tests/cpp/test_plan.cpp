@@ -6,6 +6,7 @@
 #include "../../src/sm90/fwd_params.h"
 #include "flashseek/flashseek.h"
 #include "experiment.h"
+#include "l2_policy.h"
 #include "split_heuristic.h"
 #include "tile_table.h"
 
@@ -249,6 +250,22 @@ TEST(Experiment, ParsesTokens) {
   const Experiment f = Experiment::parse("fp8-cp8,fp8-nocvt,fp8-nocopy,cpasync,fp8n-keyed-transpose");
   EXPECT_TRUE(!f.fp8_copy16 && f.fp8_skip_convert && f.fp8_skip_copy && f.cp_async_kv && f.fp8_keyed_transpose);
   EXPECT_EQ(f.loop_flags, -1);
+}
+
+// Entry 51: no L2 promotion past the box's row (the 256-byte promotion cost large paged decodes 5.5%), and
+// evict_last only where several m blocks of a sequence read the same K/V.
+TEST(L2Policy, PromotionIsTheBoxRowAndEvictLastOnlyForReusedKv) {
+  const Experiment none = Experiment::parse(nullptr);
+  EXPECT_EQ(kv_l2_promotion_bytes(none.l2_promotion, false), 128);
+  EXPECT_EQ(kv_l2_promotion_bytes(none.l2_promotion, true), 64);
+  EXPECT_EQ(kv_l2_promotion_bytes(Experiment::parse("l2promo=256").l2_promotion, false), 256);
+  EXPECT_EQ(kv_l2_promotion_bytes(Experiment::parse("l2promo=0").l2_promotion, true), 0);
+  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 1), 0);
+  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 2), 2);
+  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 64), 2);
+  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-first").kv_l2_hint, 1), 1);
+  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-last").kv_l2_hint, 1), 2);
+  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-none").kv_l2_hint, 8), 0);
 }
 
 TEST(Experiment, ParsesDecodeTileTokens) {
