@@ -8,6 +8,8 @@
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          A py: step is cut after PY_TIMEOUT seconds (default 240; env:PY_TIMEOUT=N for a longer script, 0 for
 #          none) and an eval: step after EVAL_TIMEOUT (default none), so that a deadlocking kernel costs one step
+#          ab:A|B|ROUNDS|EVAL ARGS  an interleaved A/B of two FLASHSEEK_EXPERIMENT values (or "default"), ours
+#                               only (--baselines none), ROUNDS rounds each, compared by scripts/ab_compare.py
 #          sanitize:<scenario>[,<tool>]  that grid scenario's call under compute-sanitizer (memcheck unless a tool
 #                               is named: racecheck, synccheck, initcheck; scripts/one_scenario.py)
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
@@ -65,6 +67,24 @@ run_step() {
       # EVAL_TIMEOUT (seconds, env:EVAL_TIMEOUT=N): cut a run that hangs (an experiment kernel) instead of the call
       timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" \
         | tail -60 ;;
+    ab:*)  # ab:A|B|ROUNDS|EVAL ARGS: alternating rounds of FLASHSEEK_EXPERIMENT=A and =B (a value or "default":
+      # unset), ours only, then scripts/ab_compare.py; results under $OUT/ab-a<k> and $OUT/ab-b<k>
+      local spec=${step#ab:}; local va vb rounds eargs
+      IFS='|' read -r va vb rounds eargs <<<"$spec"
+      local a_files=() b_files=()
+      for k in $(seq 1 "${rounds:-2}"); do
+        for side in a b; do
+          local v=$va; [ $side = b ] && v=$vb
+          # shellcheck disable=SC2086
+          if [ "$v" = default ]; then env -u FLASHSEEK_EXPERIMENT python3 -m flashseek.eval.cli $eargs --baselines none \
+                 --out "$OUT/ab-$side$k" 2>>"$OUT/eval-progress.log" | tail -1
+          else FLASHSEEK_EXPERIMENT=$v python3 -m flashseek.eval.cli $eargs --baselines none \
+                 --out "$OUT/ab-$side$k" 2>>"$OUT/eval-progress.log" | tail -1; fi
+          if [ $side = a ]; then a_files+=("$OUT/ab-a$k/results.json"); else b_files+=("$OUT/ab-b$k/results.json"); fi
+        done
+      done
+      echo "A = $va, B = $vb"
+      python3 scripts/ab_compare.py --a "${a_files[@]}" --b "${b_files[@]}" 2>&1 | tee -a "$OUT/ab.log" | tail -50 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     # PY_TIMEOUT (seconds, default 240; env:PY_TIMEOUT=N, 0 for none): a new kernel that deadlocks (a barrier or
     # register-pool wait) holds a step until the call's limit; cut it and go on with the next steps.
