@@ -117,13 +117,22 @@ def test_results_json_has_schema_fields(tmp_path):
     assert back["summary"]["total"] == 4 and back["scenarios"][0]["baselines"] == {"cudnn": 110.0}
 
 
+def test_each_baseline_alone():
+    recs = _records() + [_rec("edge/L8/q1s1k/p16/x", "edge", None, correct=False, us=10.0, baselines={"fa2": 5.0})]
+    alone = stats.summarize(recs)["per_baseline"]
+    # cudnn: 110 / 100 and 900 / 1000; fa2: 1500 / 1000 (the wrong edge scenario does not count)
+    assert alone["cudnn"]["scenarios"] == 2 and alone["cudnn"]["at_parity"] == 1
+    assert abs(alone["cudnn"]["geomean_speedup"] - (1.1 * 0.9) ** 0.5) < 1e-12
+    assert alone["fa2"] == {"geomean_speedup": 1.5, "at_parity": 1, "scenarios": 1}
+
+
 def test_report_markdown(tmp_path):
     recs = _records()
     summary = stats.summarize(recs)
     previous = {"git_sha": "old", "scenarios": [{"name": recs[0]["name"], "us": 150.0, "us_spread": 1.0}]}
     write_report(tmp_path / "report.md", META, recs, summary, {"fa3": "not importable"}, previous, ["speedup.png"])
     text = (tmp_path / "report.md").read_text()
-    for part in ("## Summary", "## Per family", "## Scenarios, worst first", "## Questions", "Gap triage",
+    for part in ("## Summary", "against each baseline alone", "## Per family", "## Scenarios, worst first", "## Questions", "Gap triage",
                  "outside the kernel", "Coverage", "Measurement check", "fa3: not importable", "Against the previous"):
         assert part in text, part
     assert "FlexAttention was not among" not in text

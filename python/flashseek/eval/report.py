@@ -301,7 +301,13 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
               f"- geomean speedup over {summary['with_baseline']} scenarios with a comparable baseline: "
               f"{_f(summary['geomean_speedup'], '{:.3f}')}; at parity (>= 1.0): {summary['at_parity']}",
               f"- worst: {summary['worst']['name']} at {summary['worst']['speedup']:.3f}" if summary["worst"]
-              else "- worst: none (no comparable baseline ran)", ""]
+              else "- worst: none (no comparable baseline ran)"]
+    alone = summary.get("per_baseline") or {}
+    if alone:
+        lines.append("- against each baseline alone (geomean of its time over ours where it ran): " + "; ".join(
+            f"{name} {_f(v['geomean_speedup'], '{:.3f}')} over {v['scenarios']} ({v['at_parity']} at parity)"
+            for name, v in alone.items()))
+    lines.append("")
     lines += ["## Per family", ""] + _family_table(summary) + [""]
     lines += targets.report_lines(records, summary, meta.get("trivial_op_host_us"))
     lines += fp8_report_lines(records)

@@ -49,6 +49,21 @@ def speedup(ours_us: Optional[float], baselines_us: Dict[str, float]) -> Optiona
     return min(times) / ours_us
 
 
+def per_baseline(records: List[dict]) -> Dict[str, dict]:
+    """Each baseline alone: the geomean of its time over ours on the correct scenarios it ran, and how many of
+    those we match or beat (the headline speedup is against the fastest of them, scenario by scenario)."""
+    ratios: Dict[str, List[float]] = {}
+    for r in records:
+        ours = r.get("us")
+        if not r.get("correct") or not ours or ours <= 0:
+            continue
+        for name, t in (r.get("baselines") or {}).items():
+            if t is not None and t > 0:
+                ratios.setdefault(name, []).append(t / ours)
+    return {name: {"geomean_speedup": geomean(v), "at_parity": sum(1 for x in v if x >= 1.0), "scenarios": len(v)}
+            for name, v in sorted(ratios.items())}
+
+
 def summarize(records: List[dict]) -> dict:
     """The summary block of results-schema.md, plus per-family numbers."""
     with_speedup = [r for r in records if r.get("speedup") is not None]
@@ -79,6 +94,7 @@ def summarize(records: List[dict]) -> dict:
         "worst": None if worst is None else {"name": worst["name"], "speedup": worst["speedup"]},
         "per_family": per_family,
     }
+    doc["per_baseline"] = per_baseline(records)
     fp8 = summarize_fp8(records)
     if fp8 is not None:
         doc["fp8_goals"] = fp8
