@@ -68,22 +68,23 @@ run_step() {
       timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli $args "${out_args[@]}" 2>>"$OUT/eval-progress.log" \
         | tail -60 ;;
     ab:*)  # ab:A|B|ROUNDS|EVAL ARGS: alternating rounds of FLASHSEEK_EXPERIMENT=A and =B (a value or "default":
-      # unset), ours only, then scripts/ab_compare.py; results under $OUT/ab-a<k> and $OUT/ab-b<k>
+      # unset), ours only, then scripts/ab_compare.py; results under $OUT/ab<N>-a<k> and $OUT/ab<N>-b<k> (the N-th ab step)
       local spec=${step#ab:}; local va vb rounds eargs
       IFS='|' read -r va vb rounds eargs <<<"$spec"
       local a_files=() b_files=()
+      AB_STEP=$((${AB_STEP:-0} + 1))  # several ab: steps in one call keep their own folders (ab<N>-a<k>)
       for k in $(seq 1 "${rounds:-2}"); do
         for side in a b; do
           local v=$va; [ $side = b ] && v=$vb
           # shellcheck disable=SC2086
           if [ "$v" = default ]; then env -u FLASHSEEK_EXPERIMENT python3 -m flashseek.eval.cli $eargs --baselines none \
-                 --out "$OUT/ab-$side$k" 2>>"$OUT/eval-progress.log" | tail -1
+                 --out "$OUT/ab$AB_STEP-$side$k" 2>>"$OUT/eval-progress.log" | tail -1
           else FLASHSEEK_EXPERIMENT=$v python3 -m flashseek.eval.cli $eargs --baselines none \
-                 --out "$OUT/ab-$side$k" 2>>"$OUT/eval-progress.log" | tail -1; fi
-          if [ $side = a ]; then a_files+=("$OUT/ab-a$k/results.json"); else b_files+=("$OUT/ab-b$k/results.json"); fi
+                 --out "$OUT/ab$AB_STEP-$side$k" 2>>"$OUT/eval-progress.log" | tail -1; fi
+          if [ $side = a ]; then a_files+=("$OUT/ab$AB_STEP-a$k/results.json"); else b_files+=("$OUT/ab$AB_STEP-b$k/results.json"); fi
         done
       done
-      echo "A = $va, B = $vb"
+      echo "ab$AB_STEP: A = $va, B = $vb" | tee -a "$OUT/ab.log"
       python3 scripts/ab_compare.py --a "${a_files[@]}" --b "${b_files[@]}" 2>&1 | tee -a "$OUT/ab.log" | tail -50 ;;
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     # PY_TIMEOUT (seconds, default 240; env:PY_TIMEOUT=N, 0 for none): a new kernel that deadlocks (a barrier or

@@ -61,7 +61,8 @@
 //                entry 19: 0.77-0.92 of the bf16 decode time against 1.14-1.41 converting)
 //   no-fp8-m192  long e4m3 q/k/v d64 tiles keep the 128-row native tile (default: the 192-row native tile, three
 //                consumer warpgroups, as bf16 d64 takes; fp8/OSS q8k 1783 -> 1516 us, entry 36); fp8-m192: the
-//                default, kept for older commands
+//                default, kept for older commands; fp8-m192-short: the 192-row native tile also for the short tiles
+//                that bf16 runs on the persistent kernel (the native tiles have none: gpt-oss w128 windows)
 //   fp8-headpack e4m3 decodes stream up to 8 KV heads per CTA on the head-packed tile (variant 203, where the plan
 //                takes it: tile_table.h kFp8NativeHeadPackTiles, entry 37); fp8-headpack2: up to 4 on its two-CTA
 //                form (variant 204, d128); no-fp8-headpack: the default, one KV head per CTA
@@ -114,13 +115,14 @@ struct Experiment {
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  int kv_l2_hint = -1;    // FwdParams::kv_l2_hint forced: 0 none, 1 evict_first, 2 evict_last (-1: l2_policy.h's rule)
+  int kv_l2_hint = -1;    // FwdParams::kv_l2_hint forced: 0 none, 1 evict_first, 3 evict_last on every tile (-1: l2_policy.h's rule)
   int l2_promotion = -1;  // the K/V maps' L2 promotion forced: 0, 64, 128 or 256 bytes (-1: l2_policy.h's rule)
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_copies = false;  // native e4m3 K/V by copies everywhere (fp8-cpasync)
   bool fp8_m192 = true;  // the 192-row native d64 tile for long e4m3 tiles (entry 36)
+  bool fp8_m192_short = false;  // ... and for the short ones (no persistent native kernel; entry 53)
   bool d96_tiles = false;  // 16-bit d 72-96 on the d96 tiles everywhere (entry 38)
   bool d96_auto = true;    // ... on the one-tile 128-row prefills (plan.cpp takes_d96_tiles)
   bool fp8_producer_ahead = true;  // the native decode tiles' producer-latency loop (entry 39)
@@ -172,7 +174,7 @@ struct Experiment {
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
       else if (t == "kv-evict-first") e.kv_l2_hint = 1;
-      else if (t == "kv-evict-last") e.kv_l2_hint = 2;
+      else if (t == "kv-evict-last") e.kv_l2_hint = 3;
       else if (t == "kv-evict-none") e.kv_l2_hint = 0;
       else if (t.rfind("l2promo=", 0) == 0) e.l2_promotion = std::atoi(t.c_str() + 8);
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
@@ -185,6 +187,7 @@ struct Experiment {
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-cpasync") e.fp8_native_copies = true;
       else if (t == "fp8-m192") e.fp8_m192 = true;
+      else if (t == "fp8-m192-short") e.fp8_m192_short = true;
       else if (t == "no-fp8-m192") e.fp8_m192 = false;
       else if (t == "no-fp8-headpack") e.fp8_head_pack = 0;
       else if (t == "fp8-headpack") e.fp8_head_pack = 1;

@@ -142,7 +142,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // native tiles refuse to the converting 128-row tile.
   if (experiment.fp8_m192 && experiment.fp8_native && !experiment.fp8_native_one_p && in.fp8_qkv &&
       !in.mla_decode && tile.block_m == 128 &&
-      tile.head_dim == 64 && tile.head_dim_v == 64 && !persistent) {
+      tile.head_dim == 64 && tile.head_dim_v == 64 && (!persistent || experiment.fp8_m192_short)) {
     tile = fp8_native_tile(64, 64, 192);
   }
   // e4m3 decodes stream several KV heads per CTA where their query rows fit one 64-row tile (tile_table.h

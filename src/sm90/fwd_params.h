@@ -118,8 +118,8 @@ struct FwdParams {
   // one after another (UTMALDG takes uniform operands), ~42-55 ns a box (bench/micro/tma_stream.cu): at page 16 a
   // 128-key d128 block is 32 boxes, so one warp caps a CTA at ~49 GB/s (docs/perf-log.md entry 26).
   int kv_issue_warps;
-  // The L2 policy of the TMA producer's K/V boxes: 0 none, 1 evict_first, 2 evict_last (host/l2_policy.h's rule:
-  // evict_last where several m blocks read the same K/V; docs/perf-log.md entry 51).
+  // The L2 policy of the TMA producer's K/V boxes: 0 none, 1 evict_first, 2 evict_last on the tiles of sequences
+  // with several m blocks, 3 evict_last on every tile (host/l2_policy.h's rule; docs/perf-log.md entry 51).
   int kv_l2_hint;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when

@@ -184,9 +184,12 @@ struct ProducerTma {
     const bool issues_k = roles.k, issues_v = roles.v;
     if (issues_k || issues_v) {
       const int box_rows = p.kv_tma_rows;
-      const uint64_t policy = p.kv_l2_hint == 1   ? l2_policy_evict_first()
-                              : p.kv_l2_hint == 2 ? l2_policy_evict_last()
-                                                  : 0;
+      // evict_last only where other tiles of this sequence read the same K/V (host/l2_policy.h): a decode tile
+      // of a mixed batch reads its keys once, and marking them would hold them against the prefill tiles' reuse.
+      const bool kv_reused = seq.seqlen_q * p.qheads_per_kvhead > Traits::kBlockM;
+      const uint64_t policy = p.kv_l2_hint == 1                              ? l2_policy_evict_first()
+                              : p.kv_l2_hint == 3 || (p.kv_l2_hint == 2 && kv_reused) ? l2_policy_evict_last()
+                                                                             : 0;
       const bool has_box = lane * box_rows < Traits::kBlockN;
       auto coord_of = [&](int i) {
         return i < n_iters && has_box ? box_coord(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)

@@ -264,7 +264,7 @@ TEST(L2Policy, PromotionIsTheBoxRowAndEvictLastOnlyForReusedKv) {
   EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 2), 2);
   EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 64), 2);
   EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-first").kv_l2_hint, 1), 1);
-  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-last").kv_l2_hint, 1), 2);
+  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-last").kv_l2_hint, 1), 3);
   EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-none").kv_l2_hint, 8), 0);
 }
 
