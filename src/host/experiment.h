@@ -4,6 +4,13 @@
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
 //   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
 //                which hides the second launch: -3..-5% on split small decodes, entry 29); pdl: the default
+//   pdl-trigger  the split forward kernel lets the combine launch at its start (griddepcontrol.launch_dependents),
+//                so the combine's CTAs sit on the free SMs before the forward grid ends (entry 53)
+//   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
+//                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
+//                kvcache append; entry 53)
+//   combine-prefetch  the split combine issues its first partial-O loads beside the LSE loads instead of after
+//                the weights (one L2 round trip less; the same order of sums, so the same bits; entry 53)
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   split-model-v1  the split cost model's constants before entry 30 (35 GB/s a CTA, no per-row combine cost)
@@ -47,10 +54,8 @@
 //                batch x max_seqlen_q combined rows, as get_scheduler_metadata must (default split-rows-real: the
 //                call's real tiles and rows, from q's token count; entry 48)
 //   cpasync      16-bit K/V by cp.async in every block (no TMA producer; sm90/producer_tma.h)
-//   kv-evict-first / kv-evict-last / kv-evict-none  the 16-bit TMA producer's K/V boxes with that L2 policy
-//                everywhere (default: evict_last where several m blocks read the K/V, none elsewhere;
-//                l2_policy.h, entry 51); l2promo=N: the K/V tensor maps' L2 promotion, N = 0, 64, 128 or 256
-//                bytes (default: the box's row width, 128 or 64; l2promo=256 was the default before entry 51)
+//   l2promo=N    the K/V tensor maps' L2 promotion, N = 0, 64, 128 or 256 bytes (default: the box's row width,
+//                128 or 64; l2promo=256 was the default before entry 51)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
 //                tma-warps=N: N = 1, 2 or 4 everywhere
@@ -61,8 +66,10 @@
 //                entry 19: 0.77-0.92 of the bf16 decode time against 1.14-1.41 converting)
 //   no-fp8-m192  long e4m3 q/k/v d64 tiles keep the 128-row native tile (default: the 192-row native tile, three
 //                consumer warpgroups, as bf16 d64 takes; fp8/OSS q8k 1783 -> 1516 us, entry 36); fp8-m192: the
-//                default, kept for older commands; fp8-m192-short: the 192-row native tile also for the short tiles
-//                that bf16 runs on the persistent kernel (the native tiles have none: gpt-oss w128 windows)
+//                default, kept for older commands
+//   no-fp8-m192-short  short e4m3 d64 tiles (those bf16 runs on the persistent kernel, which the native tiles
+//                lack) keep the 128-row native tile (default: 192 rows there too; fp8/OSS q8k w128 275.7 ->
+//                236.7 us, entry 53)
 //   fp8-headpack e4m3 decodes stream up to 8 KV heads per CTA on the head-packed tile (variant 203, where the plan
 //                takes it: tile_table.h kFp8NativeHeadPackTiles, entry 37); fp8-headpack2: up to 4 on its two-CTA
 //                form (variant 204, d128); no-fp8-headpack: the default, one KV head per CTA
@@ -95,6 +102,9 @@ namespace flashseek {
 struct Experiment {
   bool combine_warp = false;
   bool pdl = true;
+  bool pdl_trigger = false;       // entry 53
+  bool fwd_pdl = false;           // entry 53
+  bool combine_prefetch = false;  // entry 53
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30
@@ -115,14 +125,13 @@ struct Experiment {
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
   int decode_tile = 0;   // 0: the tile table's decode tile; n: decode_variant_tile(n) (bf16)
   bool cp_async_kv = false;
-  int kv_l2_hint = -1;    // FwdParams::kv_l2_hint forced: 0 none, 1 evict_first, 3 evict_last on every tile (-1: l2_policy.h's rule)
   int l2_promotion = -1;  // the K/V maps' L2 promotion forced: 0, 64, 128 or 256 bytes (-1: l2_policy.h's rule)
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_copies = false;  // native e4m3 K/V by copies everywhere (fp8-cpasync)
   bool fp8_m192 = true;  // the 192-row native d64 tile for long e4m3 tiles (entry 36)
-  bool fp8_m192_short = false;  // ... and for the short ones (no persistent native kernel; entry 53)
+  bool fp8_m192_short = true;  // ... and for the short ones (no persistent native kernel; entry 53)
   bool d96_tiles = false;  // 16-bit d 72-96 on the d96 tiles everywhere (entry 38)
   bool d96_auto = true;    // ... on the one-tile 128-row prefills (plan.cpp takes_d96_tiles)
   bool fp8_producer_ahead = true;  // the native decode tiles' producer-latency loop (entry 39)
@@ -150,6 +159,9 @@ struct Experiment {
       if (t == "combine-warp") e.combine_warp = true;
       else if (t == "pdl") e.pdl = true;
       else if (t == "no-pdl") e.pdl = false;
+      else if (t == "pdl-trigger") e.pdl_trigger = true;
+      else if (t == "fwd-pdl") e.fwd_pdl = true;
+      else if (t == "combine-prefetch") e.combine_prefetch = true;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
@@ -173,9 +185,6 @@ struct Experiment {
       else if (t == "split-rows-real") e.split_real_tiles = true;
       else if (t == "bn64s6") e.decode_tile = 2;
       else if (t == "cpasync") e.cp_async_kv = true;
-      else if (t == "kv-evict-first") e.kv_l2_hint = 1;
-      else if (t == "kv-evict-last") e.kv_l2_hint = 3;
-      else if (t == "kv-evict-none") e.kv_l2_hint = 0;
       else if (t.rfind("l2promo=", 0) == 0) e.l2_promotion = std::atoi(t.c_str() + 8);
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
@@ -187,7 +196,7 @@ struct Experiment {
       else if (t == "fp8-convert") e.fp8_native = false;
       else if (t == "fp8-cpasync") e.fp8_native_copies = true;
       else if (t == "fp8-m192") e.fp8_m192 = true;
-      else if (t == "fp8-m192-short") e.fp8_m192_short = true;
+      else if (t == "no-fp8-m192-short") e.fp8_m192_short = false;
       else if (t == "no-fp8-m192") e.fp8_m192 = false;
       else if (t == "no-fp8-headpack") e.fp8_head_pack = 0;
       else if (t == "fp8-headpack") e.fp8_head_pack = 1;

@@ -1,4 +1,4 @@
-// L2 policies of the K/V streams (docs/perf-log.md entry 51). Plain C++ so the CPU tests read the rules.
+// The L2 promotion of the K/V streams (docs/perf-log.md entry 51). Plain C++ so the CPU tests read the rules.
 #pragma once
 
 namespace flashseek {
@@ -10,15 +10,6 @@ namespace flashseek {
 // `forced` >= 0 (FLASHSEEK_EXPERIMENT l2promo=N) replaces the rule.
 constexpr int kv_l2_promotion_bytes(int forced, bool swizzle64) {
   return forced >= 0 ? forced : swizzle64 ? 64 : 128;
-}
-
-// FwdParams::kv_l2_hint: 2 (evict_last on the tiles whose sequence has more than one m block, ProducerTma) where
-// the call has several m blocks, none (0) where every tile reads its K/V once (decode). The per-call rule taken
-// before (evict_last on every tile of such a call) also marked a mixed batch's decode tiles' read-once K/V: L8
-// mixed batches +2.6..3.5% (entry 51). `forced` >= 0 (kv-evict-first 1 / -last 3, every tile / -none 0) replaces
-// the rule.
-constexpr int kv_l2_hint(int forced, int num_m_blocks) {
-  return forced >= 0 ? forced : num_m_blocks > 1 ? 2 : 0;
 }
 
 }  // namespace flashseek

@@ -139,7 +139,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     tile = find_tile_shape(64, 64, 192, false);
   }
   // The same for e4m3 q/k/v on the native d64 tile (1783 -> 1516 us on fp8/OSS q8k, entry 36); run() gives a call the
-  // native tiles refuse to the converting 128-row tile.
+  // native tiles refuse to the converting 128-row tile. Short tiles too, which the native tiles run one CTA each
+  // (no persistent kernel): fp8/OSS q8k w128 275.7 -> 236.7 us (entry 53).
   if (experiment.fp8_m192 && experiment.fp8_native && !experiment.fp8_native_one_p && in.fp8_qkv &&
       !in.mla_decode && tile.block_m == 128 &&
       tile.head_dim == 64 && tile.head_dim_v == 64 && (!persistent || experiment.fp8_m192_short)) {

@@ -118,7 +118,9 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
 
   p.num_splits = plan.num_splits;
   const Experiment& experiment = Experiment::get();
-  p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0);
+  p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0) |
+                   (experiment.combine_prefetch ? 8 : 0);
+  p.pdl = (experiment.fwd_pdl ? 1 : 0) | (experiment.pdl_trigger && (p.combine_mode & 2) ? 2 : 0);
   // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
   // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's
   // bounds before leaving, 20 us on that call (entry 49).
@@ -338,7 +340,6 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;
-  p.kv_l2_hint = kv_l2_hint(Experiment::get().kv_l2_hint, num_m_blocks);
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
@@ -381,6 +382,7 @@ void run(const MergeArgs& a, void* stream) {
   p.num_heads = static_cast<int>(a.out.shape[1]);
   p.head_dim = static_cast<int>(a.out.shape[2]);
   p.dtype = scalar_type(a.out.dtype);
+  p.programmatic = Experiment::get().fwd_pdl;
   check_cuda(sm90::launch_merge_attn_states(p, static_cast<cudaStream_t>(stream)), "flashseek merge_attn_states");
 }
 

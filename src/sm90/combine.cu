@@ -3,6 +3,7 @@
 
 #include "combine.h"
 #include "prims/float_ops.h"
+#include "prims/pdl.h"
 #include "seqlen.h"
 
 namespace flashseek::sm90 {
@@ -141,9 +142,23 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
   if (!combine_row(p, blockIdx.x, blockIdx.y, q_row, head)) return;
   const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
   const int64_t first = q_row * p.num_heads_q + head;
-  if (p.combine_mode & 2) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  if (p.combine_mode & 2) pdl_wait();
 
   const int num_splits = min(p.num_splits, kCombineThreads);
+  const int group = tid / kColThreads;
+  const int col = tid - group * kColThreads;
+  const float* o = p.o_partial + first * kDvPadded + 4 * col;
+  // Bit 3: each group's first kAhead partials are loaded beside the LSEs, so their L2 round trip overlaps the
+  // LSEs' instead of following the weights (the sums below take them in the same order: the same bits).
+  constexpr int kAhead = 4;
+  const bool ahead = (p.combine_mode & 8) != 0 && group < kGroups;
+  float4 early[kAhead];
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) {
+    const int s = group + i * kGroups;
+    early[i] = ahead && s < num_splits ? *reinterpret_cast<const float4*>(o + s * split_stride * kDvPadded)
+                                       : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   const float lse = tid < num_splits ? p.lse_partial[first + tid * split_stride] : -INFINITY;
   float m = lse;
 #pragma unroll
@@ -163,13 +178,23 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
   __syncthreads();  // weight[] complete; reduce[] read by everyone
   if (lane == 0) reduce[warp] = t;
 
-  const int group = tid / kColThreads;
-  const int col = tid - group * kColThreads;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   if (group < kGroups && top != -INFINITY) {
-    const float* o = p.o_partial + first * kDvPadded + 4 * col;
+    int s = group;
+    if (ahead) {
+#pragma unroll
+      for (int i = 0; i < kAhead; ++i, s += kGroups) {
+        if (s < num_splits) {
+          const float w = weight[s];
+          acc.x += w * early[i].x;
+          acc.y += w * early[i].y;
+          acc.z += w * early[i].z;
+          acc.w += w * early[i].w;
+        }
+      }
+    }
 #pragma unroll 4
-    for (int s = group; s < num_splits; s += kGroups) {
+    for (; s < num_splits; s += kGroups) {
       const float w = weight[s];
       // An empty split wrote zeros with weight 0; a split's NaN (from real inputs) still propagates.
       const float4 v = *reinterpret_cast<const float4*>(o + s * split_stride * kDvPadded);
@@ -228,23 +253,10 @@ cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStre
   }
   const dim3 grid(rows, grid_y);
   if (grid.x == 0 || grid.y == 0) return cudaSuccess;
-  if (p.combine_mode & 2) {
-    // Programmatic dependent launch: the combine's launch overlaps the forward kernel's tail; its CTAs wait
-    // (griddepcontrol.wait) for the forward grid's completion and memory before reading the partials.
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(kCombineThreads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, combine_rows_kernel<Element, kDvPadded>, p);
-  }
-  combine_rows_kernel<Element, kDvPadded><<<grid, kCombineThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  // Programmatic dependent launch (bit 1): the combine's launch overlaps the forward kernel's tail; its CTAs wait
+  // (griddepcontrol.wait) for the forward grid's completion and memory before reading the partials.
+  return launch_kernel(combine_rows_kernel<Element, kDvPadded>, grid, kCombineThreads, 0, stream,
+                       (p.combine_mode & 2) != 0, p);
 }
 
 #define FLASHSEEK_INSTANTIATE_COMBINE(Element, Dv) \

@@ -17,6 +17,7 @@
 #include "mask.h"
 #include "prims/async_copy.h"
 #include "prims/mbarrier.h"
+#include "prims/pdl.h"
 #include "prims/wgmma.h"
 #include "producer.h"
 #include "producer_fp8.h"
@@ -68,6 +69,9 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     attention_fwd_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps) {
   extern __shared__ __align__(1024) uint8_t smem[];
   constexpr bool kOneConsumer = (kLoopFlags & kLoopOneConsumer) != 0;
+  // Launched as a programmatic dependent: the kernel before may have written q, the cache or the sequence bounds.
+  if (p.pdl & 1) pdl_wait();
+  if (p.pdl & 2) pdl_trigger();
 
   // The hardware starts CTAs in blockIdx order: the last m blocks (a causal sequence's heaviest) first, so the
   // light ones fill the last wave (the flat grid's resolve does the same).
@@ -187,8 +191,7 @@ cudaError_t launch_attention_fwd_one_tile(const FwdParams& p, const KvTensorMaps
     (void)checked;
   }
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
-  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p, maps);
-  return cudaGetLastError();
+  return launch_kernel(kernel, grid, Traits::kThreads, Traits::kSmemBytes, stream, (p.pdl & 1) != 0, p, maps);
 }
 
 template <class Traits, int kLoopFlags>

@@ -118,9 +118,10 @@ struct FwdParams {
   // one after another (UTMALDG takes uniform operands), ~42-55 ns a box (bench/micro/tma_stream.cu): at page 16 a
   // 128-key d128 block is 32 boxes, so one warp caps a CTA at ~49 GB/s (docs/perf-log.md entry 26).
   int kv_issue_warps;
-  // The L2 policy of the TMA producer's K/V boxes: 0 none, 1 evict_first, 2 evict_last on the tiles of sequences
-  // with several m blocks, 3 evict_last on every tile (host/l2_policy.h's rule; docs/perf-log.md entry 51).
-  int kv_l2_hint;
+  // Programmatic dependent launch of the forward kernel (prims/pdl.h). bit 0: launched as the dependent of the
+  // stream's previous kernel (waits before its first global read); bit 1: lets its dependent (the PDL combine)
+  // launch at its start.
+  int pdl;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
   // non-null.
@@ -135,7 +136,8 @@ struct FwdParams {
   float* lse_partial;
   int num_splits;
   int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch;
-                     // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu)
+                     // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu);
+                     // bit 3: the first partial-O loads beside the LSE loads
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)

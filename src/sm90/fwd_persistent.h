@@ -35,6 +35,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
   constexpr int kWarps = Traits::kThreads / 32;
   extern __shared__ __align__(1024) uint8_t smem[];
+  if (p.pdl & 1) pdl_wait();  // as the one-tile kernel (fwd_kernel.h)
+  if (p.pdl & 2) pdl_trigger();
   const uint32_t base = smem_addr(smem);
   if (threadIdx.x == 0) {
     if ((base & 1023) != 0) __trap();
@@ -171,8 +173,8 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
   const int grid = static_cast<int>(total < num_sms ? total : num_sms);
-  kernel<<<grid, Traits::kThreads, Traits::kPersistSmemBytes, stream>>>(p, maps, num_m_blocks, slot);
-  return cudaGetLastError();
+  return launch_kernel(kernel, dim3(grid), Traits::kThreads, Traits::kPersistSmemBytes, stream, (p.pdl & 1) != 0, p,
+                       maps, num_m_blocks, slot);
 }
 
 }  // namespace flashseek::sm90

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "merge.h"
+#include "prims/pdl.h"
 
 namespace flashseek::sm90 {
 namespace {
@@ -29,6 +30,7 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) merge_kernel(const __grid_co
   const int row = blockIdx.x * kRowsPerCta + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= p.num_tokens * p.num_heads) return;
+  pdl_wait();  // the partials may come from the kernel before (a no-op unless launched as its dependent)
   const int token = row / p.num_heads;
   const int head = row - token * p.num_heads;
   const int64_t lse_index = static_cast<int64_t>(head) * p.num_tokens + token;
@@ -63,11 +65,12 @@ cudaError_t launch_merge_attn_states(const MergeParams& p, cudaStream_t stream) 
   if (rows == 0) return cudaSuccess;
   const unsigned grid = static_cast<unsigned>((rows + kRowsPerCta - 1) / kRowsPerCta);
   switch (p.dtype) {
-    case ScalarType::kBFloat16: merge_kernel<__nv_bfloat16><<<grid, 32 * kRowsPerCta, 0, stream>>>(p); break;
-    case ScalarType::kFloat16: merge_kernel<__half><<<grid, 32 * kRowsPerCta, 0, stream>>>(p); break;
-    default: merge_kernel<float><<<grid, 32 * kRowsPerCta, 0, stream>>>(p); break;
+    case ScalarType::kBFloat16:
+      return launch_kernel(merge_kernel<__nv_bfloat16>, grid, 32 * kRowsPerCta, 0, stream, p.programmatic, p);
+    case ScalarType::kFloat16:
+      return launch_kernel(merge_kernel<__half>, grid, 32 * kRowsPerCta, 0, stream, p.programmatic, p);
+    default: return launch_kernel(merge_kernel<float>, grid, 32 * kRowsPerCta, 0, stream, p.programmatic, p);
   }
-  return cudaGetLastError();
 }
 
 }  // namespace flashseek::sm90

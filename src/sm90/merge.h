@@ -24,6 +24,7 @@ struct MergeParams {
   int num_heads;
   int head_dim;
   ScalarType dtype;
+  bool programmatic;  // launched as the programmatic dependent of the stream's previous kernel (prims/pdl.h)
 };
 
 cudaError_t launch_merge_attn_states(const MergeParams& p, cudaStream_t stream);

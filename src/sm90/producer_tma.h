@@ -93,19 +93,14 @@ struct ProducerTma {
   template <class Tile>
   __device__ __forceinline__ static void load_box(const TmaDescriptor* tmap, uint32_t tile_smem, int kv_head,
                                                   BoxCoord c, int lane, int box_rows, uint32_t full_bar,
-                                                  BoxShare share = BoxShare{0, 1}, uint64_t policy = 0) {
+                                                  BoxShare share = BoxShare{0, 1}) {
     const uint32_t dst = tile_smem + lane * box_rows * Tile::kRowBytes;
 #pragma unroll
     for (int cb = 0; cb < Tile::kColumnBlocks; ++cb) {
       if (((lane * Tile::kColumnBlocks + cb) & (share.count - 1)) == share.index) {
         // The box's first column in the map's 16-bit units: a column block is kRowBytes / 2 of them.
-        if (policy != 0) {
-          tma_load_4d_hint(dst + cb * Tile::kColumnBlockBytes, tmap, cb * (Tile::kRowBytes / 2), kv_head, c.row,
-                           c.page, full_bar, policy);
-        } else {
-          tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * (Tile::kRowBytes / 2), kv_head, c.row, c.page,
-                      full_bar);
-        }
+        tma_load_4d(dst + cb * Tile::kColumnBlockBytes, tmap, cb * (Tile::kRowBytes / 2), kv_head, c.row, c.page,
+                    full_bar);
       }
     }
   }
@@ -116,12 +111,11 @@ struct ProducerTma {
   template <class Tile, int kArrivals>
   __device__ __forceinline__ static void issue_block(const TmaDescriptor* tmap, uint32_t tile_smem, uint32_t full,
                                                      uint32_t empty, uint32_t empty_phase, int kv_head, BoxCoord c,
-                                                     int lane, int box_rows, bool has_box, BoxShare share,
-                                                     uint64_t policy = 0) {
+                                                     int lane, int box_rows, bool has_box, BoxShare share) {
     mbarrier_wait(empty, empty_phase);
     const bool lead = lane == 0 && share.index == 0;
     if (lead) mbarrier_expect_tx(full, Tile::kBytes);
-    if (has_box) load_box<Tile>(tmap, tile_smem, kv_head, c, lane, box_rows, full, share, policy);
+    if (has_box) load_box<Tile>(tmap, tile_smem, kv_head, c, lane, box_rows, full, share);
     if (lead) {
       if constexpr (kArrivals == 1) {
         mbarrier_arrive(full);
@@ -184,12 +178,6 @@ struct ProducerTma {
     const bool issues_k = roles.k, issues_v = roles.v;
     if (issues_k || issues_v) {
       const int box_rows = p.kv_tma_rows;
-      // evict_last only where other tiles of this sequence read the same K/V (host/l2_policy.h): a decode tile
-      // of a mixed batch reads its keys once, and marking them would hold them against the prefill tiles' reuse.
-      const bool kv_reused = seq.seqlen_q * p.qheads_per_kvhead > Traits::kBlockM;
-      const uint64_t policy = p.kv_l2_hint == 1                              ? l2_policy_evict_first()
-                              : p.kv_l2_hint == 3 || (p.kv_l2_hint == 2 && kv_reused) ? l2_policy_evict_last()
-                                                                             : 0;
       const bool has_box = lane * box_rows < Traits::kBlockN;
       auto coord_of = [&](int i) {
         return i < n_iters && has_box ? box_coord(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)
@@ -206,13 +194,13 @@ struct ProducerTma {
           issue_block<typename Traits::KTile, kThreads>(
               &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
               smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
-              kv_head, c, lane, box_rows, has_box, roles.k_share, policy);
+              kv_head, c, lane, box_rows, has_box, roles.k_share);
         }
         if (issues_v) {
           issue_block<typename Traits::VTile, kThreads>(
               &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
               smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
-              kv_head, c, lane, box_rows, has_box, roles.v_share, policy);
+              kv_head, c, lane, box_rows, has_box, roles.v_share);
         }
       }
     }

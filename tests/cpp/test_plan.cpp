@@ -228,6 +228,9 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(none.combine_warp || none.split_fa);
   EXPECT_TRUE(none.pdl);  // the default since entry 29
   EXPECT_FALSE(Experiment::parse("no-pdl").pdl);
+  EXPECT_FALSE(none.pdl_trigger || none.fwd_pdl || none.combine_prefetch);  // entry 53's A/Bs
+  const Experiment pdl = Experiment::parse("pdl-trigger,fwd-pdl,combine-prefetch");
+  EXPECT_TRUE(pdl.pdl_trigger && pdl.fwd_pdl && pdl.combine_prefetch);
   EXPECT_EQ(none.split_force, 0);
   EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
   EXPECT_TRUE(Experiment::parse("split-model-v1").split_model_v1);
@@ -252,20 +255,13 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(f.loop_flags, -1);
 }
 
-// Entry 51: no L2 promotion past the box's row (the 256-byte promotion cost large paged decodes 5.5%), and
-// evict_last only where several m blocks of a sequence read the same K/V.
-TEST(L2Policy, PromotionIsTheBoxRowAndEvictLastOnlyForReusedKv) {
+// Entry 51: no L2 promotion past the box's row (the 256-byte promotion cost large paged decodes 5.5%).
+TEST(L2Policy, PromotionIsTheBoxRow) {
   const Experiment none = Experiment::parse(nullptr);
   EXPECT_EQ(kv_l2_promotion_bytes(none.l2_promotion, false), 128);
   EXPECT_EQ(kv_l2_promotion_bytes(none.l2_promotion, true), 64);
   EXPECT_EQ(kv_l2_promotion_bytes(Experiment::parse("l2promo=256").l2_promotion, false), 256);
   EXPECT_EQ(kv_l2_promotion_bytes(Experiment::parse("l2promo=0").l2_promotion, true), 0);
-  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 1), 0);
-  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 2), 2);
-  EXPECT_EQ(kv_l2_hint(none.kv_l2_hint, 64), 2);
-  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-first").kv_l2_hint, 1), 1);
-  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-last").kv_l2_hint, 1), 3);
-  EXPECT_EQ(kv_l2_hint(Experiment::parse("kv-evict-none").kv_l2_hint, 8), 0);
 }
 
 TEST(Experiment, ParsesDecodeTileTokens) {
@@ -814,7 +810,9 @@ TEST(Plan, LongE4m3D64TilesTake192Rows) {
   EXPECT_EQ(long_fp8.block_m, 192);
   EXPECT_EQ(long_fp8.block_n, 128);
   EXPECT_EQ(long_fp8.num_m_blocks, (8192 * 8 + 191) / 192);
-  EXPECT_EQ(fp8_d64_prefill_plan(DType::kFloat8E4M3, 512).block_m, 128);  // short tiles
+  // Short tiles too (entry 53): the native tiles have no persistent kernel to keep 128 rows for.
+  EXPECT_EQ(fp8_d64_prefill_plan(DType::kFloat8E4M3, 512).block_m,
+            Experiment::get().fp8_m192_short ? 192 : 128);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 8, 1, 64, 2048, 0).block_m, 64);
 }
 
@@ -829,6 +827,8 @@ TEST(Experiment, ParsesFp8M192Token) {
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_m192);
   EXPECT_TRUE(Experiment::parse("fp8-m192").fp8_m192);
   EXPECT_FALSE(Experiment::parse("no-fp8-m192").fp8_m192);
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_m192_short);
+  EXPECT_FALSE(Experiment::parse("no-fp8-m192-short").fp8_m192_short);
 }
 
 TEST(Experiment, ParsesFp8CopiesToken) {

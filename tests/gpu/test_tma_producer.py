@@ -10,8 +10,10 @@ back to cp.async (1 and 4). The 192-row d64 tile (three consumer warpgroups) aga
 192-row persistent kernel (the default) against the 128-row one (no-persist192) and against persist192-strict. The d64
 two-CTA decode tile (tile=3)
 against the table's d64 decode tile: the same block_n, so the same bits. K and V boxes issued by one producer warp
-(tma-one-warp) and by four (tma-warps=4) against two (the default): the same tiles. The K/V boxes under another L2
-policy (kv-evict-first) and promotion (l2promo=256, entry 51): cache hints only, so the same bits. Each case must also pass the
+(tma-one-warp) and by four (tma-warps=4) against two (the default): the same tiles. The K/V maps under another L2
+promotion (l2promo=256, entry 51): a cache hint only, so the same bits. The forward and merge launched as
+programmatic dependents, the combine let in early and loading its partials beside the LSEs (entry 53): the same
+sums in the same order. Each case must also pass the
 fp32 reference (so a shared mistake in both still fails)."""
 
 import os
@@ -78,7 +80,9 @@ CASES = [
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
-               "no-persist192", "persist192-strict", "kv-evict-first", "l2promo=256"]
+               "no-persist192", "persist192-strict", "l2promo=256",
+               # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
+               "pdl-trigger,fwd-pdl,combine-prefetch"]
 
 
 def _outputs(seed):
