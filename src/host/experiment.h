@@ -4,13 +4,14 @@
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
 //   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
 //                which hides the second launch: -3..-5% on split small decodes, entry 29); pdl: the default
-//   pdl-trigger  the split forward kernel lets the combine launch at its start (griddepcontrol.launch_dependents),
-//                so the combine's CTAs sit on the free SMs before the forward grid ends (entry 53)
+//   no-pdl-trigger  the split forward kernel does not let the combine launch early (default: it does, at its
+//                start, griddepcontrol.launch_dependents, so the combine's CTAs wait on the free SMs; with
+//                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
-//                kvcache append; entry 53)
-//   combine-prefetch  the split combine issues its first partial-O loads beside the LSE loads instead of after
-//                the weights (one L2 round trip less; the same order of sums, so the same bits; entry 53)
+//                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
+//   no-combine-prefetch  the split combine loads its partial O after the weights (default: its first partials
+//                beside the LSE loads, one L2 round trip less; the same order of sums, so the same bits; entry 53)
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   split-model-v1  the split cost model's constants before entry 30 (35 GB/s a CTA, no per-row combine cost)
@@ -102,9 +103,9 @@ namespace flashseek {
 struct Experiment {
   bool combine_warp = false;
   bool pdl = true;
-  bool pdl_trigger = false;       // entry 53
-  bool fwd_pdl = false;           // entry 53
-  bool combine_prefetch = false;  // entry 53
+  bool pdl_trigger = true;       // entry 53
+  bool fwd_pdl = false;          // entry 53 (measured neutral)
+  bool combine_prefetch = true;  // entry 53
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30
@@ -160,8 +161,10 @@ struct Experiment {
       else if (t == "pdl") e.pdl = true;
       else if (t == "no-pdl") e.pdl = false;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
+      else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;
       else if (t == "combine-prefetch") e.combine_prefetch = true;
+      else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;

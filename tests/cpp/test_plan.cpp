@@ -228,9 +228,10 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(none.combine_warp || none.split_fa);
   EXPECT_TRUE(none.pdl);  // the default since entry 29
   EXPECT_FALSE(Experiment::parse("no-pdl").pdl);
-  EXPECT_FALSE(none.pdl_trigger || none.fwd_pdl || none.combine_prefetch);  // entry 53's A/Bs
-  const Experiment pdl = Experiment::parse("pdl-trigger,fwd-pdl,combine-prefetch");
-  EXPECT_TRUE(pdl.pdl_trigger && pdl.fwd_pdl && pdl.combine_prefetch);
+  EXPECT_TRUE(none.pdl_trigger && none.combine_prefetch);  // the defaults since entry 53
+  EXPECT_FALSE(none.fwd_pdl);
+  const Experiment old = Experiment::parse("no-pdl-trigger,fwd-pdl,no-combine-prefetch");
+  EXPECT_TRUE(!old.pdl_trigger && old.fwd_pdl && !old.combine_prefetch);
   EXPECT_EQ(none.split_force, 0);
   EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
   EXPECT_TRUE(Experiment::parse("split-model-v1").split_model_v1);

@@ -6,11 +6,12 @@ bit for bit because every tile of a head dim walks the same 128-key blocks in th
 add exact zeros. num_splits = 1 (vLLM's batch-invariant mode)."""
 
 import pytest
-import torch
 
 from gpu_support import require_kernels, session_seed
 
 require_kernels()
+
+import torch  # noqa: E402
 
 import flashseek  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402

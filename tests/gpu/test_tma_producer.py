@@ -82,7 +82,7 @@ CASES = [
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
-               "pdl-trigger,fwd-pdl,combine-prefetch"]
+               "no-pdl-trigger,fwd-pdl,no-combine-prefetch"]
 
 
 def _outputs(seed):
