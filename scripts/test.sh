@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 BUILD=${FLASHSEEK_BUILD_DIR:-build/test}
 JOBS=${JOBS:-$(nproc)}
 
-python3 -m pip install -q --disable-pip-version-check numpy pytest \
+python3 -m pip install -q --disable-pip-version-check numpy pytest matplotlib \
   "nvidia-cuda-cuobjdump==13.2.86" "nvidia-cuda-nvdisasm==13.2.86" 2>&1 | grep -v "WARNING: Running pip as" || true
 
 WITH_PYTHON=OFF
