@@ -383,6 +383,7 @@ void run(const MergeArgs& a, void* stream) {
   p.head_dim = static_cast<int>(a.out.shape[2]);
   p.dtype = scalar_type(a.out.dtype);
   p.programmatic = Experiment::get().fwd_pdl;
+  p.load_first = Experiment::get().row_prefetch;
   check_cuda(sm90::launch_merge_attn_states(p, static_cast<cudaStream_t>(stream)), "flashseek merge_attn_states");
 }
 
@@ -433,6 +434,7 @@ void run(const AppendKVArgs& a, void* stream) {
   }
   p.rotary_interleaved = a.rotary_interleaved;
   p.q_positions_advance = a.causal;
+  p.load_first = Experiment::get().row_prefetch;
   p.batch = static_cast<int>(a.q.shape[0]);
   p.num_heads_q = static_cast<int>(a.q.shape[2]);
   p.num_heads_kv = static_cast<int>(a.k_cache.shape[2]);

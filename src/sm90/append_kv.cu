@@ -7,6 +7,7 @@ namespace flashseek::sm90 {
 namespace {
 
 constexpr int kRowsPerCta = 8;  // one warp per row
+constexpr int kRowChunks = 8;   // rows of head_dim <= 256 are loaded whole before the stores (load_first)
 
 template <class T> __device__ __forceinline__ float to_float(T x);
 template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -15,10 +16,26 @@ template <class T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
 
-// Element c of a row rotated by the angle table row `pos` (GPT-NeoX halves, or interleaved pairs).
+// What element c of a row needs for its rotation by the angle table row `pos` (GPT-NeoX halves, or interleaved
+// pairs): loaded by rotary_terms, combined by rotated(), so that a row's loads can all precede its stores.
+struct RotaryTerms {
+  float x1, x2, cs, sn;
+  bool rotate, first;
+};
+
+__device__ __forceinline__ float rotated(const RotaryTerms& r) {
+  if (!r.rotate) return r.x1;
+  return r.first ? r.x1 * r.cs - r.x2 * r.sn : r.x1 * r.sn + r.x2 * r.cs;
+}
+
 template <class T>
-__device__ __forceinline__ float rotated(const AppendKVParams& p, const T* x, int c, int pos) {
-  if (p.rotary_cos == nullptr || c >= p.rotary_dim) return to_float<T>(x[c]);
+__device__ __forceinline__ RotaryTerms rotary_terms(const AppendKVParams& p, const T* x, int c, int pos) {
+  RotaryTerms r{};
+  r.rotate = p.rotary_cos != nullptr && c < p.rotary_dim;
+  if (!r.rotate) {
+    r.x1 = to_float<T>(x[c]);
+    return r;
+  }
   const T* cos_row = static_cast<const T*>(p.rotary_cos) + static_cast<int64_t>(pos) * p.rotary_row_stride;
   const T* sin_row = static_cast<const T*>(p.rotary_sin) + static_cast<int64_t>(pos) * p.rotary_row_stride;
   const int half = p.rotary_dim / 2;
@@ -32,11 +49,46 @@ __device__ __forceinline__ float rotated(const AppendKVParams& p, const T* x, in
     first = angle;
     second = angle + half;
   }
-  const float cs = to_float<T>(cos_row[angle]);
-  const float sn = to_float<T>(sin_row[angle]);
-  const float x1 = to_float<T>(x[first]);
-  const float x2 = to_float<T>(x[second]);
-  return c == first ? x1 * cs - x2 * sn : x1 * sn + x2 * cs;
+  r.cs = to_float<T>(cos_row[angle]);
+  r.sn = to_float<T>(sin_row[angle]);
+  r.x1 = to_float<T>(x[first]);
+  r.x2 = to_float<T>(x[second]);
+  r.first = c == first;
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ float rotated(const AppendKVParams& p, const T* x, int c, int pos) {
+  return rotated(rotary_terms(p, x, c, pos));
+}
+
+// Row `src` (rotated) to `dst`, and `src_v` to `dst_v` when given. With p.load_first (rows of head_dim <= 256) every
+// load precedes the first store: the compiler cannot move a load above a store that may alias it, so the plain
+// loop pays one memory round trip per 32 columns (entry 54). The same arithmetic either way.
+template <class T>
+__device__ __forceinline__ void copy_rotated_rows(const AppendKVParams& p, const T* src, T* dst, int dim,
+                                                  const T* src_v, T* dst_v, int dim_v, int pos, int lane) {
+  if (p.load_first && dim <= 32 * kRowChunks && dim_v <= 32 * kRowChunks) {
+    RotaryTerms terms[kRowChunks];
+    T values[kRowChunks];
+#pragma unroll
+    for (int i = 0; i < kRowChunks; ++i) {
+      const int c = lane + 32 * i;
+      if (c < dim) terms[i] = rotary_terms(p, src, c, pos);
+      if (src_v != nullptr && c < dim_v) values[i] = src_v[c];
+    }
+#pragma unroll
+    for (int i = 0; i < kRowChunks; ++i) {
+      const int c = lane + 32 * i;
+      if (c < dim) dst[c] = from_float<T>(rotated(terms[i]));
+      if (src_v != nullptr && c < dim_v) dst_v[c] = values[i];
+    }
+    return;
+  }
+  for (int c = lane; c < dim; c += 32) dst[c] = from_float<T>(rotated(p, src, c, pos));
+  if (src_v != nullptr) {
+    for (int c = lane; c < dim_v; c += 32) dst_v[c] = src_v[c];
+  }
 }
 
 template <class T>
@@ -71,8 +123,7 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) append_kv_kernel(const __gri
     T* kc = static_cast<T*>(p.k_cache) + k_dst + h * p.k_head_stride;
     T* vc = static_cast<T*>(p.v_cache) + v_dst + h * p.v_head_stride;
     const int angle_row = min(max(pos, 0), p.rotary_rows - 1);
-    for (int c = lane; c < p.head_dim; c += 32) kc[c] = from_float<T>(rotated(p, kn, c, angle_row));
-    for (int c = lane; c < p.head_dim_v; c += 32) vc[c] = vn[c];
+    copy_rotated_rows(p, kn, kc, p.head_dim, vn, vc, p.head_dim_v, angle_row, lane);
     return;
   }
   const int64_t qrow = row - kv_rows;
@@ -84,7 +135,7 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) append_kv_kernel(const __gri
   const int angle_row = min(max(pos, 0), p.rotary_rows - 1);
   const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + i * p.q_row_stride + h * p.q_head_stride;
   T* qr = static_cast<T*>(p.q_rotated) + b * p.qr_batch_stride + i * p.qr_row_stride + h * p.qr_head_stride;
-  for (int c = lane; c < p.head_dim; c += 32) qr[c] = from_float<T>(rotated(p, q, c, angle_row));
+  copy_rotated_rows<T>(p, q, qr, p.head_dim, nullptr, nullptr, 0, angle_row, lane);
 }
 
 }  // namespace

@@ -51,6 +51,9 @@ struct AppendKVParams {
   int head_dim;
   int head_dim_v;
   ScalarType dtype;
+  // Load a row's every input before its first store (rows of head_dim <= 256): the stores may alias the loads as
+  // far as the compiler knows, so the plain loop waits one memory round trip per 32 columns (entry 54).
+  bool load_first;
 };
 
 cudaError_t launch_append_kv(const AppendKVParams& p, cudaStream_t stream);

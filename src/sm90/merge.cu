@@ -10,6 +10,7 @@ namespace flashseek::sm90 {
 namespace {
 
 constexpr int kRowsPerCta = 8;  // one warp per (token, head) row
+constexpr int kRowChunks = 8;   // rows of head_dim <= 256 are loaded whole before the stores (MergeParams::load_first)
 
 template <class T>
 __device__ __forceinline__ float to_float(T x);
@@ -36,6 +37,20 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) merge_kernel(const __grid_co
   const int64_t lse_index = static_cast<int64_t>(head) * p.num_tokens + token;
   const float lp = finite_or_neg_inf(p.prefix_lse[lse_index]);
   const float ls = finite_or_neg_inf(p.suffix_lse[lse_index]);
+  const T* po = static_cast<const T*>(p.prefix_out) + token * p.prefix_row_stride + head * p.prefix_head_stride;
+  const T* so = static_cast<const T*>(p.suffix_out) + token * p.suffix_row_stride + head * p.suffix_head_stride;
+  T* out = static_cast<T*>(p.out) + token * p.out_row_stride + head * p.out_head_stride;
+  // Both rows in registers beside the LSE loads (one round trip); a zero-weight side is loaded but not read.
+  const bool load_first = p.load_first && p.head_dim <= 32 * kRowChunks;
+  float pre_p[kRowChunks], pre_s[kRowChunks];
+  if (load_first) {
+#pragma unroll
+    for (int i = 0; i < kRowChunks; ++i) {
+      const int c = lane + 32 * i;
+      pre_p[i] = c < p.head_dim ? to_float<T>(po[c]) : 0.f;
+      pre_s[i] = c < p.head_dim ? to_float<T>(so[c]) : 0.f;
+    }
+  }
   const float top = fmaxf(lp, ls);
   float wp = 0.f, ws = 0.f, total = 0.f;
   if (top != -INFINITY) {
@@ -45,15 +60,25 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) merge_kernel(const __grid_co
     wp /= total;
     ws /= total;
   }
-  const T* po = static_cast<const T*>(p.prefix_out) + token * p.prefix_row_stride + head * p.prefix_head_stride;
-  const T* so = static_cast<const T*>(p.suffix_out) + token * p.suffix_row_stride + head * p.suffix_head_stride;
-  T* out = static_cast<T*>(p.out) + token * p.out_row_stride + head * p.out_head_stride;
-  for (int c = lane; c < p.head_dim; c += 32) {
-    // Skipping a zero-weight side keeps garbage (even NaN) in an empty partial out of the result.
-    float v = 0.f;
-    if (wp > 0.f) v += wp * to_float<T>(po[c]);
-    if (ws > 0.f) v += ws * to_float<T>(so[c]);
-    out[c] = from_float<T>(v);
+  if (load_first) {
+#pragma unroll
+    for (int i = 0; i < kRowChunks; ++i) {
+      const int c = lane + 32 * i;
+      if (c < p.head_dim) {
+        float v = 0.f;
+        if (wp > 0.f) v += wp * pre_p[i];
+        if (ws > 0.f) v += ws * pre_s[i];
+        out[c] = from_float<T>(v);
+      }
+    }
+  } else {
+    for (int c = lane; c < p.head_dim; c += 32) {
+      // Skipping a zero-weight side keeps garbage (even NaN) in an empty partial out of the result.
+      float v = 0.f;
+      if (wp > 0.f) v += wp * to_float<T>(po[c]);
+      if (ws > 0.f) v += ws * to_float<T>(so[c]);
+      out[c] = from_float<T>(v);
+    }
   }
   if (p.out_lse != nullptr && lane == 0) p.out_lse[lse_index] = total > 0.f ? top + logf(total) : -INFINITY;
 }

@@ -25,6 +25,7 @@ struct MergeParams {
   int head_dim;
   ScalarType dtype;
   bool programmatic;  // launched as the programmatic dependent of the stream's previous kernel (prims/pdl.h)
+  bool load_first;    // both partial rows loaded beside the LSEs, before any store (append_kv.h; entry 54)
 };
 
 cudaError_t launch_merge_attn_states(const MergeParams& p, cudaStream_t stream);

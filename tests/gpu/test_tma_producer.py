@@ -13,7 +13,8 @@ against the table's d64 decode tile: the same block_n, so the same bits. K and V
 (tma-one-warp) and by four (tma-warps=4) against two (the default): the same tiles. The K/V maps under another L2
 promotion (l2promo=256, entry 51): a cache hint only, so the same bits. The forward and merge launched as
 programmatic dependents, the combine let in early and loading its partials beside the LSEs (entry 53): the same
-sums in the same order. Each case must also pass the
+sums in the same order. The kvcache append and the cascade's merge loading their rows column by column
+(the default) against whole rows first (row-prefetch, entry 54): the same arithmetic. Each case must also pass the
 fp32 reference (so a shared mistake in both still fails)."""
 
 import os
@@ -78,11 +79,19 @@ CASES = [
     # d64 decode: decode tile 3 (two CTAs per SM, three stages, the same block_n) against the table's tile
     make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
+    # the kvcache append (rotary on K and q) and the cascade's merge: their rows loaded whole before the stores
+    # (row-prefetch) against column by column (entry 54)
+    make_scenario("kvcache", "L8", "8q1s1500", suffix=["batched", "append", "rotary-interleaved"],
+                  kv_layout="batched", entry="kvcache", append_new=True, rotary="interleaved", rotary_dim=64),
+    make_scenario("kvcache", "L8", "8q2s1500", suffix=["p16", "append", "rotary-neox"], entry="kvcache",
+                  append_new=True, rotary="neox", rotary_dim=128),
+    make_scenario("lse", "L70t8", "16q4s900", suffix=["p16", "cascade-p512"], cascade_prefix=512,
+                  entry="cascade", return_lse=False),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
-               "no-pdl-trigger,fwd-pdl,no-combine-prefetch"]
+               "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "row-prefetch"]
 
 
 def _outputs(seed):
