@@ -10,10 +10,10 @@
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
-//   row-prefetch merge_attn_states and the kvcache append load every input of a row before its first store (one
-//                memory round trip instead of one per 32 columns; the same arithmetic, so the same bits; entry
-//                54); default, until a full grid measures it: column by column between the stores
-//                (no-row-prefetch)
+//   no-row-prefetch  merge_attn_states and the kvcache append load a row column by column between their stores
+//                (default: every input of a row before its first store, one memory round trip instead of one per
+//                32 columns; the same arithmetic, so the same bits; appends -1..-1.8%, cascades -0.4..-1.6%,
+//                entry 54); row-prefetch: the default
 //   no-combine-prefetch  the split combine loads its partial O after the weights (default: its first partials
 //                beside the LSE loads, one L2 round trip less; the same order of sums, so the same bits; entry 53)
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
@@ -110,7 +110,7 @@ struct Experiment {
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_prefetch = true;  // entry 53
-  bool row_prefetch = false;     // entry 54 (measured by A/B only; the full grid at 329aa1b ran without it)
+  bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30

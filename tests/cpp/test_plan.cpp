@@ -230,8 +230,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(Experiment::parse("no-pdl").pdl);
   EXPECT_TRUE(none.pdl_trigger && none.combine_prefetch);  // the defaults since entry 53
   EXPECT_FALSE(none.fwd_pdl);
-  EXPECT_FALSE(none.row_prefetch);
-  EXPECT_TRUE(Experiment::parse("row-prefetch").row_prefetch);
+  EXPECT_TRUE(none.row_prefetch);  // entry 54
+  EXPECT_FALSE(Experiment::parse("no-row-prefetch").row_prefetch);
   const Experiment old = Experiment::parse("no-pdl-trigger,fwd-pdl,no-combine-prefetch");
   EXPECT_TRUE(!old.pdl_trigger && old.fwd_pdl && !old.combine_prefetch);
   EXPECT_EQ(none.split_force, 0);

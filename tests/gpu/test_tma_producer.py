@@ -14,7 +14,7 @@ against the table's d64 decode tile: the same block_n, so the same bits. K and V
 promotion (l2promo=256, entry 51): a cache hint only, so the same bits. The forward and merge launched as
 programmatic dependents, the combine let in early and loading its partials beside the LSEs (entry 53): the same
 sums in the same order. The kvcache append and the cascade's merge loading their rows column by column
-(the default) against whole rows first (row-prefetch, entry 54): the same arithmetic. Each case must also pass the
+(no-row-prefetch) against whole rows first (the default, entry 54): the same arithmetic. Each case must also pass the
 fp32 reference (so a shared mistake in both still fails)."""
 
 import os
@@ -80,7 +80,7 @@ CASES = [
     make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
     make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
     # the kvcache append (rotary on K and q) and the cascade's merge: their rows loaded whole before the stores
-    # (row-prefetch) against column by column (entry 54)
+    # (the default) against column by column (no-row-prefetch, entry 54)
     make_scenario("kvcache", "L8", "8q1s1500", suffix=["batched", "append", "rotary-interleaved"],
                   kv_layout="batched", entry="kvcache", append_new=True, rotary="interleaved", rotary_dim=64),
     make_scenario("kvcache", "L8", "8q2s1500", suffix=["p16", "append", "rotary-neox"], entry="kvcache",
@@ -91,7 +91,7 @@ CASES = [
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
-               "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "row-prefetch"]
+               "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch"]
 
 
 def _outputs(seed):
