@@ -10,6 +10,9 @@
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
+//   combine-in-kernel  a split call runs no combine kernel: the last CTA of each row group combines its rows
+//                (sm90/combine_in_kernel.h; one-tile kernels, at most 32 splits; the same bits as the combine
+//                kernel; entry 55, not yet measured)
 //   no-row-prefetch  merge_attn_states and the kvcache append load a row column by column between their stores
 //                (default: every input of a row before its first store, one memory round trip instead of one per
 //                32 columns; the same arithmetic, so the same bits; appends -1..-1.8%, cascades -0.4..-1.6%,
@@ -110,6 +113,7 @@ struct Experiment {
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_prefetch = true;  // entry 53
+  bool combine_in_kernel = false;  // entry 55 (built, not yet measured)
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
   int split_cap = 0;     // 0: none
@@ -172,6 +176,7 @@ struct Experiment {
       else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "row-prefetch") e.row_prefetch = true;
       else if (t == "no-row-prefetch") e.row_prefetch = false;
+      else if (t == "combine-in-kernel") e.combine_in_kernel = true;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
