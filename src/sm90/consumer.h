@@ -328,12 +328,29 @@ struct Consumer {
       softmax_step(n_end - 1 - key_of(0), correction);
       convert_p(s, pf);
 
+      // kLoopCarriedStage (entry 52): the stage and phase advance by a select per block instead of being derived
+      // from the persistent kernel's runtime ring position (pipe0 + it) each time.
+      constexpr bool kCarried = (kFlags & kLoopCarriedStage) != 0 && Traits::kKeySplit == 1;
+      int carried_stage = stage_of(0);
+      uint32_t carried_phase = phase_of(0);
       for (int it = 1; it < my_iters; ++it) {
         const int n = n_end - 1 - key_of(it);
-        const int stage = stage_of(key_of(it));
-        const uint32_t phase = phase_of(key_of(it));
-        const int prev_stage = stage_of(key_of(it - 1));
-        const uint32_t prev_phase = phase_of(key_of(it - 1));
+        int stage, prev_stage;
+        uint32_t phase, prev_phase;
+        if constexpr (kCarried) {
+          prev_stage = carried_stage;
+          prev_phase = carried_phase;
+          const bool wrap = carried_stage == Traits::kStages - 1;
+          carried_stage = wrap ? 0 : carried_stage + 1;
+          carried_phase ^= wrap ? 1u : 0u;
+          stage = carried_stage;
+          phase = carried_phase;
+        } else {
+          stage = stage_of(key_of(it));
+          phase = phase_of(key_of(it));
+          prev_stage = stage_of(key_of(it - 1));
+          prev_phase = phase_of(key_of(it - 1));
+        }
 
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);

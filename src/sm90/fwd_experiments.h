@@ -33,6 +33,8 @@ using ExperimentLoopFlags = LoopFlagList<
     kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
     // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
     kExpBase | kLoopPersistent,                                                     // 3587
+    // ... with the consumer's stage and phase carried from block to block (entry 52; d128 only)
+    kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 

@@ -154,7 +154,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~kLoopPersistent) == kLoopBaseFlags, "the persistent value's base");
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage)) == kLoopBaseFlags,
+                "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default
   // run.cpp sends these calls to the one-tile kernel itself) goes through the tile's launcher in inst/, declared
   // extern in fwd_experiments.cu, so that the default kernel exists in one translation unit only. Instantiated here

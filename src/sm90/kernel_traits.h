@@ -32,6 +32,7 @@ enum LoopFlags : int {
   kLoopUniformWg = 4096,     // the consumer warpgroup index broadcast from lane 0 (warp-uniform for ptxas; entry 19)
   kLoopPageIdsAhead = 8192,  // native e4m3 producer: block-table reads two blocks ahead, clamped at use (entry 39)
   kLoopTransposeBatch = 16384,  // native e4m3 producer: the V transpose loads several passes before storing
+  kLoopCarriedStage = 32768,  // the consumer loop carries its stage and phase instead of deriving them (entry 52)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).
