@@ -5,6 +5,7 @@
 #include "prims/float_ops.h"
 #include "prims/pdl.h"
 #include "seqlen.h"
+#include "sinks.h"
 
 namespace flashseek::sm90 {
 namespace {
@@ -40,14 +41,6 @@ __device__ __forceinline__ bool combine_row(const FwdParams& p, int row, int b, 
   head = row - token * p.num_heads_q;
   q_row = seq.q_start + token;
   return true;
-}
-
-__device__ __forceinline__ float sink_logit(const FwdParams& p, int head) {
-  switch (p.s_aux_type) {
-    case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p.s_aux)[head]);
-    case ScalarType::kFloat16: return __half2float(static_cast<const __half*>(p.s_aux)[head]);
-    default: return static_cast<const float*>(p.s_aux)[head];
-  }
 }
 
 template <class Element, int kDvPadded>

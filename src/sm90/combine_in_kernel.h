@@ -15,6 +15,7 @@
 #include "prims/float_ops.h"
 #include "prims/mbarrier.h"
 #include "seqlen.h"
+#include "sinks.h"
 
 namespace flashseek::sm90 {
 
@@ -42,14 +43,6 @@ struct CombineInKernel {
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                  : "l"(ptr));
     return v;
-  }
-
-  __device__ __forceinline__ static float sink_logit(const FwdParams& p, int head) {
-    switch (p.s_aux_type) {
-      case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p.s_aux)[head]);
-      case ScalarType::kFloat16: return __half2float(static_cast<const __half*>(p.s_aux)[head]);
-      default: return static_cast<const float*>(p.s_aux)[head];
-    }
   }
 
   // Called by all 128 threads of consumer warpgroup `wg` after store_partial. `flag` is a 4-byte word of shared

@@ -13,16 +13,9 @@
 #include "prims/convert.h"
 #include "prims/mbarrier.h"
 #include "seqlen.h"
+#include "sinks.h"
 
 namespace flashseek::sm90 {
-
-__device__ __forceinline__ float load_scalar(const void* ptr, ScalarType type, int i) {
-  switch (type) {
-    case ScalarType::kBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(ptr)[i]);
-    case ScalarType::kFloat16: return __half2float(static_cast<const __half*>(ptr)[i]);
-    default: return static_cast<const float*>(ptr)[i];
-  }
-}
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -66,7 +59,7 @@ struct Epilogue {
       // Native e4m3 P carries a factor kPScale in the sums and in O (kernel_traits.h): divided out here.
       const float sum = Traits::kPScale == 1.f ? row_sum[r] : row_sum[r] * (1.f / Traits::kPScale);
       if (with_sinks) {
-        const float sink_log2 = load_scalar(p.s_aux, p.s_aux_type, head[r]) * kLog2e;
+        const float sink_log2 = sink_logit(p, head[r]) * kLog2e;
         const float top = fmaxf(m_log2, sink_log2);
         const float kept = exp2f(m_log2 - top);  // 0 when the row saw no key
         const float total = sum * kept + exp2f(sink_log2 - top);
