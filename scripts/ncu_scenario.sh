@@ -4,6 +4,7 @@
 # stall sampling. Clocks left as found.
 #   scripts/ncu_scenario.sh SCENARIO [VALUE]    VALUE: FLASHSEEK_EXPERIMENT value, "default", or "vllm" (FA3's
 #                                               forward kernel, cutlass device_kernel, in the evaluator's vLLM baseline call)
+# NCU_SKIP=N (env): profile the (N+1)-th matching launch instead (a cascade's suffix pass: NCU_SKIP=1).
 # Writes under $OUT (./gpu-out when unset): ncu_<tag>.ncu-rep, the source-page CSV (gzipped) and ncu_<tag>_stalls.csv;
 # prints the duration, DRAM / L2 / SM throughput, occupancy and the top stall lines.
 set -uo pipefail
@@ -13,14 +14,16 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 SCENARIO=${1:?scenario name}
 VALUE=${2:-default}
+SKIP=${NCU_SKIP:-0}
 TAG=$(echo "${SCENARIO}_${VALUE}" | tr '/=,' '__-')
+[ "$SKIP" != 0 ] && TAG="${TAG}_skip$SKIP"
 REP="$OUT/ncu_${TAG}"
 command -v ncu >/dev/null || { echo "ncu not found"; exit 1; }
 KERNELS="attention_fwd|mla_decode"; WHO=()
 if [ "$VALUE" = vllm ]; then KERNELS="device_kernel"; WHO=(--baseline vllm)
 elif [ "$VALUE" != default ]; then export FLASHSEEK_EXPERIMENT=$VALUE; fi
 t0=$SECONDS
-ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-count 1 \
+ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-skip "$SKIP" --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
     --section LaunchStats --section Occupancy --section SourceCounters -o "$REP" -f \
     python3 scripts/one_scenario.py "$SCENARIO" "${WHO[@]}" >"$REP.log" 2>&1 ||

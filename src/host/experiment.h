@@ -10,9 +10,6 @@
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
-//   combine-in-kernel  a split call runs no combine kernel: the last CTA of each row group combines its rows
-//                (sm90/combine_in_kernel.h; one-tile kernels, at most 32 splits; the same bits as the combine
-//                kernel; entry 55, not yet measured)
 //   no-row-prefetch  merge_attn_states and the kvcache append load a row column by column between their stores
 //                (default: every input of a row before its first store, one memory round trip instead of one per
 //                32 columns; the same arithmetic, so the same bits; appends -1..-1.8%, cascades -0.4..-1.6%,
@@ -38,12 +35,14 @@
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
-//                entry 9, values relative to 1539; both: 3587 the persistent kernel, entries 14-15; 1539 the default
+//                entry 9, values relative to 1539; both: 36355 the persistent kernel, entries 14-15, 56; 1539 the default
 //                without the warpgroup index broadcast, entry 19; 5635 is the default); also loop=N; an unlisted
 //                value fails the launch of those tiles
-//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
+//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 36355, for the
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
-//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
+//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 36355 forces it
+//   persist-derived  the persistent kernel's consumer derives each block's stage and phase from its ring position
+//                (loop value 3587, before entry 56; default: carried from block to block, 36355)
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
@@ -113,7 +112,6 @@ struct Experiment {
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_prefetch = true;  // entry 53
-  bool combine_in_kernel = false;  // entry 55 (built, not yet measured)
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
   int split_cap = 0;     // 0: none
@@ -121,7 +119,8 @@ struct Experiment {
   int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
-  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
+  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 36355)
+  bool persist_carried = true;  // its stage and phase carried from block to block (entry 56)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
@@ -176,7 +175,6 @@ struct Experiment {
       else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "row-prefetch") e.row_prefetch = true;
       else if (t == "no-row-prefetch") e.row_prefetch = false;
-      else if (t == "combine-in-kernel") e.combine_in_kernel = true;
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
@@ -204,6 +202,7 @@ struct Experiment {
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
+      else if (t == "persist-derived") e.persist_carried = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-native") e.fp8_native = true;

@@ -119,8 +119,7 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.num_splits = plan.num_splits;
   const Experiment& experiment = Experiment::get();
   p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0) |
-                   (experiment.combine_prefetch ? 8 : 0) |
-                   (experiment.combine_in_kernel && plan.num_splits > 1 ? 16 : 0);
+                   (experiment.combine_prefetch ? 8 : 0);
   p.pdl = (experiment.fwd_pdl ? 1 : 0) | (experiment.pdl_trigger && (p.combine_mode & 2) ? 2 : 0);
   // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
   // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's
@@ -281,15 +280,16 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
-// kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
-// variant run their default.
+// kLoopBaseFlags | kLoopPersistent | kLoopCarriedStage = 36355; persist-derived: 3587) where the plan prefers it,
+// unless no-persist; tiles without that variant run their default.
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
   const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  return sm90::persistent_takes(p, tiles, sm90::device_sm_count()) ? sm90::kPersistentLoopFlags : -1;
+  if (!sm90::persistent_takes(p, tiles, sm90::device_sm_count())) return -1;
+  return e.persist_carried ? sm90::kPersistentLoopFlags : sm90::kPersistentDerivedLoopFlags;
 }
 
 }  // namespace

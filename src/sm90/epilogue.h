@@ -6,7 +6,6 @@
 #include <cmath>
 #include <type_traits>
 
-#include "combine_in_kernel.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
 #include "prims/async_copy.h"
@@ -76,14 +75,6 @@ struct Epilogue {
 
     if (p.num_splits > 1) {
       store_partial(p, seq, split, head, row_tok, factor, lse, o, lane);
-      // The 64-row (decode) tiles' one-tile kernels only: the row group is the CTA's grid position, and the
-      // prefill tiles' split path stays as it was (the code cost a native e4m3 d192 tile 3 spilled registers).
-      if constexpr (!kOwnStaging && Traits::kBlockM == 64) {
-        if (p.combine_mode & kCombineInKernelBit) {
-          const uint32_t flag = smem_addr(smem) + Traits::kOStagingOffset + Traits::OTile::element_offset(64 * wg, 0);
-          CombineInKernel<Traits>::run(p, seq, kv_head, row_begin, wg, tid, flag);
-        }
-      }
       return;
     }
 

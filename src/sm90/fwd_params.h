@@ -137,8 +137,7 @@ struct FwdParams {
   int num_splits;
   int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch;
                      // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu);
-                     // bit 3: the first partial-O loads beside the LSE loads; bit 4: no combine kernel, the
-                     // last CTA of each row group combines (sm90/combine_in_kernel.h)
+                     // bit 3: the first partial-O loads beside the LSE loads
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)
@@ -174,10 +173,6 @@ struct FwdParams {
   int cp_world_size;
   int cp_rank;
   const int* cp_tot_seqused_k;
-
-  // combine_mode bit 4 (combine_in_kernel.h): this launch's row-group counters, zero before the launch and put
-  // back to zero by each group's last CTA (placed last so the fields above keep their offsets).
-  int* split_counters;
 };
 
 }  // namespace flashseek

@@ -3,11 +3,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <atomic>
 #include <type_traits>
 
 #include "combine.h"
-#include "combine_in_kernel.h"
 #include "kernel_traits.h"
 #include "launch.h"
 
@@ -17,10 +15,6 @@ namespace flashseek::sm90 {
 template <class Traits>
 cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks, int loop_flags,
                                  cudaStream_t stream);
-
-// The row-group counters of the in-kernel combine (combine_in_kernel.h): zero at module load; each group's last CTA
-// puts its counter back to zero, and launches in flight take different slots of the ring.
-__device__ int g_split_group_counters[kSplitCounterSlots * kSplitGroupsPerSlot];
 
 int device_sm_count() {
   static const int num_sms = [] {
@@ -54,7 +48,6 @@ cudaError_t launch_tile(const Launch& l) {
 
 template <int kDv>
 cudaError_t launch_combine(const Launch& l) {
-  if (l.p.combine_mode & kCombineInKernelBit) return cudaSuccess;  // the forward's last CTAs combined
   return l.p.out_type == ScalarType::kFloat16 ? launch_combine_splits<__half, kDv>(l.p, l.max_seqlen_q, l.stream)
                                               : launch_combine_splits<__nv_bfloat16, kDv>(l.p, l.max_seqlen_q,
                                                                                           l.stream);
@@ -178,30 +171,7 @@ cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Laun
 cudaError_t launch_forward(ScalarType compute, bool fp8_kv, Fp8Native fp8_native, int head_dim_padded,
                            int head_dim_v_padded, int block_m, const FwdParams& p, const KvTensorMaps& maps,
                            int num_m_blocks, int max_seqlen_q, cudaStream_t stream, int experiment, int tile_variant) {
-  // The in-kernel combine (combine_mode bit 4, asked for by run()) where it applies: the 64-row tiles' one-tile
-  // kernel (the persistent kernel's CTAs are not row groups; epilogue.h), at most 32 splits and a grid whose row
-  // groups fit a slot; the combine kernel elsewhere.
-  FwdParams launch_params = p;
-  if (p.combine_mode & kCombineInKernelBit) {
-    const long long groups = static_cast<long long>(num_m_blocks) * (p.flat_tiles ? 1 : p.batch) * p.num_heads_kv * 3;
-    const bool persistent = experiment >= 0 && (experiment & kLoopPersistent) != 0;
-    static int* counters = [] {
-      void* ptr = nullptr;
-      return cudaGetSymbolAddress(&ptr, g_split_group_counters) == cudaSuccess ? static_cast<int*>(ptr) : nullptr;
-    }();
-    if (persistent || block_m != 64 || counters == nullptr || p.num_splits <= 1 ||
-        p.num_splits > kCombineInKernelMaxSplits ||
-        (p.combine_mode & 1) != 0 || groups > kSplitGroupsPerSlot) {
-      launch_params.combine_mode &= ~kCombineInKernelBit;
-    } else {
-      static std::atomic<unsigned> launches{0};
-      const unsigned slot = launches.fetch_add(1, std::memory_order_relaxed) % kSplitCounterSlots;
-      launch_params.split_counters = counters + static_cast<size_t>(slot) * kSplitGroupsPerSlot;
-      // No combine kernel follows: nothing to let in early.
-      launch_params.pdl &= ~2;
-    }
-  }
-  const Launch l{launch_params, maps, num_m_blocks, max_seqlen_q, experiment, tile_variant, stream};
+  const Launch l{p, maps, num_m_blocks, max_seqlen_q, experiment, tile_variant, stream};
   if (fp8_native != Fp8Native::kNone) {
     return launch_fp8_native(head_dim_padded, head_dim_v_padded, block_m, fp8_native == Fp8Native::kOneP, l);
   }

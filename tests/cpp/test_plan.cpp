@@ -231,8 +231,6 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_TRUE(none.pdl_trigger && none.combine_prefetch);  // the defaults since entry 53
   EXPECT_FALSE(none.fwd_pdl);
   EXPECT_TRUE(none.row_prefetch);  // entry 54
-  EXPECT_FALSE(none.combine_in_kernel);  // entry 55, not yet measured
-  EXPECT_TRUE(Experiment::parse("combine-in-kernel").combine_in_kernel);
   EXPECT_FALSE(Experiment::parse("no-row-prefetch").row_prefetch);
   const Experiment old = Experiment::parse("no-pdl-trigger,fwd-pdl,no-combine-prefetch");
   EXPECT_TRUE(!old.pdl_trigger && old.fwd_pdl && !old.combine_prefetch);
@@ -388,6 +386,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
+  EXPECT_TRUE(Experiment::parse(nullptr).persist_carried);  // entry 56
+  EXPECT_FALSE(Experiment::parse("persist-derived").persist_carried);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
