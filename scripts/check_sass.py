@@ -52,8 +52,6 @@ OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "T
 # the key-block loop; measured 8-16% faster than the 128-row persistent kernel as it is. Debt: entry 44.
 LOCAL_MEMORY_ALLOWANCE = {
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi3587E": 9,
-    # the same kernel with its consumer's stage and phase carried (the default since entry 56): fewer live values
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi36355E": 7,
 }
 
 

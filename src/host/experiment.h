@@ -35,14 +35,12 @@
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
 //   N            bf16 block_m-128 d128 / d64 only: a main-loop variant (sm90::LoopFlags bits) listed in
 //                sm90/fwd_experiments.h (d128: stage-skip matrix, exact rewrites left out, docs/perf-log.md
-//                entry 9, values relative to 1539; both: 36355 the persistent kernel, entries 14-15, 56; 1539 the default
+//                entry 9, values relative to 1539; both: 3587 the persistent kernel, entries 14-15; 1539 the default
 //                without the warpgroup index broadcast, entry 19; 5635 is the default); also loop=N; an unlisted
 //                value fails the launch of those tiles
-//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 36355, for the
+//   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
-//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 36355 forces it
-//   persist-derived  the persistent kernel's consumer derives each block's stage and phase from its ring position
-//                (loop value 3587, before entry 56; default: carried from block to block, 36355)
+//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
@@ -119,8 +117,7 @@ struct Experiment {
   int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
-  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 36355)
-  bool persist_carried = true;  // its stage and phase carried from block to block (entry 56)
+  bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
@@ -202,7 +199,6 @@ struct Experiment {
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
-      else if (t == "persist-derived") e.persist_carried = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-native") e.fp8_native = true;

@@ -280,16 +280,15 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
 }
 
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
-// kLoopBaseFlags | kLoopPersistent | kLoopCarriedStage = 36355; persist-derived: 3587) where the plan prefers it,
-// unless no-persist; tiles without that variant run their default.
+// kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
+// variant run their default.
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
   const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  if (!sm90::persistent_takes(p, tiles, sm90::device_sm_count())) return -1;
-  return e.persist_carried ? sm90::kPersistentLoopFlags : sm90::kPersistentDerivedLoopFlags;
+  return sm90::persistent_takes(p, tiles, sm90::device_sm_count()) ? sm90::kPersistentLoopFlags : -1;
 }
 
 }  // namespace

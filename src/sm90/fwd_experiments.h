@@ -31,20 +31,18 @@ using ExperimentLoopFlags = LoopFlagList<
     kLoopOverlap | kLoopSkipRescale,                                                //    3
     kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp,                             //  515
     kLoopOverlap | kLoopSkipRescale | kLoopTreeMax,                                 // 1027
-    // the persistent kernel (fwd_persistent.h; bitwise equal to the default): run()'s value, the consumer's stage
-    // and phase carried from block to block (entries 52, 56), and the one deriving them (persist-derived)
-    kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
+    // the persistent kernel (fwd_persistent.h; bitwise equal to the default)
     kExpBase | kLoopPersistent,                                                     // 3587
+    // ... with the consumer's stage and phase carried from block to block (entry 52; d128 only)
+    kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
-using ExperimentLoopFlagsD64 =
-    LoopFlagList<kExpBase | kLoopPersistent | kLoopCarriedStage, kExpBase | kLoopPersistent, kExpBase>;
+using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
-using ExperimentLoopFlagsD64M192 =
-    LoopFlagList<kExpBase | kLoopPersistent | kLoopCarriedStage, kExpBase | kLoopPersistent>;
+using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent>;
 
 }  // namespace flashseek::sm90

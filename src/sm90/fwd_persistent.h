@@ -22,9 +22,7 @@ namespace flashseek::sm90 {
 constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
 
-static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent | kLoopCarriedStage) &&
-                  kPersistentDerivedLoopFlags == (kLoopBaseFlags | kLoopPersistent),
-              "the host's persistent loop values");
+static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent), "the host's persistent loop value");
 
 template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
@@ -158,7 +156,7 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
                                             cudaStream_t stream) {
   static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage)) == kLoopBaseFlags,
                 "the persistent value's base");
-  // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=36355; by default
+  // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default
   // run.cpp sends these calls to the one-tile kernel itself) goes through the tile's launcher in inst/, declared
   // extern in fwd_experiments.cu, so that the default kernel exists in one translation unit only. Instantiated here
   // too, it was a second device function whose shared-memory limit the once-per-process attribute call of the

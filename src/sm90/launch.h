@@ -10,12 +10,9 @@
 
 namespace flashseek::sm90 {
 
-// The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent |
-// kLoopCarriedStage; checked in fwd_persistent.h), for the host, which does not include the kernel headers. The
-// consumer carries its stage and phase from block to block (entry 52/56: d128 long causal prefills -2..-8% against
-// the value without it, kPersistentDerivedLoopFlags, kept for the A/B: persist-derived).
-constexpr int kPersistentLoopFlags = 36355;
-constexpr int kPersistentDerivedLoopFlags = 3587;
+// The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent; checked there),
+// for the host, which does not include the kernel headers.
+constexpr int kPersistentLoopFlags = 3587;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
 // kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).
 constexpr int kNativeProducerAheadLoopFlags = 30211;

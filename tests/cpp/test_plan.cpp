@@ -386,8 +386,6 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
-  EXPECT_TRUE(Experiment::parse(nullptr).persist_carried);  // entry 56
-  EXPECT_FALSE(Experiment::parse("persist-derived").persist_carried);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
