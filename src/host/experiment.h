@@ -19,8 +19,6 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   split-model-v1  the split cost model's constants before entry 30 (35 GB/s a CTA, no per-row combine cost)
-//   split-v1-rows  the 128-row tiles' split model (v1) charges the combine's cost per row too (entry 56; a
-//                cascade's prefix pass: 1024 rows over 8 tiles, split in 4 without it)
 //   splits=N     N splits where the heuristic would consider splitting (within the caller's bound and the key
 //                blocks, rounded down to a count that leaves no split empty): the split sweep's switch
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
@@ -116,7 +114,6 @@ struct Experiment {
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30
-  bool split_v1_rows = false;  // entry 56 (an A/B)
   int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
@@ -178,7 +175,6 @@ struct Experiment {
       else if (t == "split-fa") e.split_fa = true;
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
-      else if (t == "split-v1-rows") e.split_v1_rows = true;
       else if (t.rfind("splits=", 0) == 0) e.split_force = std::atoi(t.c_str() + 7);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);

@@ -195,7 +195,6 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // batches (a 1328-key sequence beside short prefills) it left the long sequence's lone CTA unsplit and lost
   // 1.3-1.9x against the model before it, which those tiles keep (entry 30's grid A/B).
   split.model_v1 = experiment.split_model_v1 || tile.block_m > 64;
-  split.v1_row_cost = experiment.split_v1_rows;
   split.cta_rate_gbps = experiment.cta_rate_gbps;
   // A varlen call that the longest-sequence bound splits recounts with its real tiles (run()'s flat grid, where it
   // takes one: sm90/tile_index.h) and combined rows: a 1328-key decode beside a 129-query prefill and a 5-query one

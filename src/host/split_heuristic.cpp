@@ -53,9 +53,7 @@ double estimate_split_time_us(const SplitInputs& in, int splits) {
   if (in.model_v1) {  // entry 5's constants: 35 GB/s a CTA, a hard HBM corner, no per-row combine cost
     const double v1_rate = (in.cta_rate_gbps > 0 ? in.cta_rate_gbps : 35.0);
     const double cta_rate = std::min(v1_rate, 3800.0 / static_cast<double>(running)) * 1e3;
-    const double rows_us = in.v1_row_cost ? rows * kCombineRowUs : 0.0;
-    return waves * (2.0 + blocks_per_split * block_bytes / cta_rate) +
-           (splits > 1 ? 2.5 + rows_us + partials_us : 0.0);
+    return waves * (2.0 + blocks_per_split * block_bytes / cta_rate) + (splits > 1 ? 2.5 + partials_us : 0.0);
   }
   // A key-split CTA runs key_split blocks' consumer chains at once (decode tile 4; an untested assumption until
   // entry 41 measures it): its lone rate and shortest block time scale by it.

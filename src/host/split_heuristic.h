@@ -24,9 +24,6 @@ struct SplitInputs {
   bool fa_rule = false;
   int cap = 0;
   bool model_v1 = false;  // the model before entry 30's refit (an A/B switch)
-  // model_v1 with the combine's per-row cost too (entry 56: a cascade's prefix pass, 1024 rows over 8 tiles, split
-  // in 4 where v1 charges its combine nothing per row)
-  bool v1_row_cost = false;
   int forced = 0;  // n > 0: n splits whatever the model says (a sweep's A/B), within the bounds below
   int cta_rate_gbps = 0;
 };

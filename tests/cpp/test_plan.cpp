@@ -152,22 +152,6 @@ TEST(SplitHeuristic, ShortWorkWithManyCombineRowsStaysUnsplit) {
   EXPECT_EQ(choose_num_splits(l8), 2);
 }
 
-// A cascade's shared-prefix pass (lse/L70t8/32q4s1k cascade-p512): 128 queries x 8 query heads on one KV head, 512
-// keys, 128-row tiles (model v1). v1 splits it in 4; charged the combine's 1024 rows (split-v1-rows, entry 56), not.
-TEST(SplitHeuristic, V1RowCostKeepsAManyRowPrefixPassWhole) {
-  SplitInputs prefix{1, 1, 8, 512, 128, 0, 132, 1};
-  prefix.combine_rows = 128 * 8;
-  prefix.model_v1 = true;
-  EXPECT_EQ(choose_num_splits(prefix), 4);
-  prefix.v1_row_cost = true;
-  EXPECT_EQ(choose_num_splits(prefix), 1);
-  // A long lone sequence still splits under it: 8 rows of combine.
-  SplitInputs lone{1, 1, 1, 32768, 128, 0, 132, 1};
-  lone.combine_rows = 8;
-  lone.model_v1 = lone.v1_row_cost = true;
-  EXPECT_GE(choose_num_splits(lone), 32);
-}
-
 TEST(SplitHeuristic, LongSequencesFillTheSms) {
   SplitInputs l8 = decode(1, 8, 131072, 0);  // L8 q1s128k: 16 splits (128 CTAs) 148.7 us, 8 splits 173.7
   l8.combine_rows = 32;
@@ -253,8 +237,6 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(none.split_force, 0);
   EXPECT_EQ(Experiment::parse("splits=6").split_force, 6);
   EXPECT_TRUE(Experiment::parse("split-model-v1").split_model_v1);
-  EXPECT_TRUE(Experiment::parse("split-v1-rows").split_v1_rows);
-  EXPECT_FALSE(Experiment::parse(nullptr).split_v1_rows);
   EXPECT_EQ(none.host_stop, 0);
   EXPECT_EQ(Experiment::parse("host-stop-run").host_stop, 1);
   EXPECT_EQ(Experiment::parse("host-stop-launch").host_stop, 2);
