@@ -105,7 +105,7 @@ void check_dtypes(const AttentionArgs& a) {
     require_dtype(a.out, "out", kBF16, " (the output of an fp8 q is bfloat16)");
   } else {
     if (a.k.dtype != kFP8)
-      require_dtype(a.k, "k", a.q.dtype, std::string(" (the dtype of q) or float8_e4m3fn (an fp8 KV cache)"));
+      require_dtype(a.k, "k", a.q.dtype, " (the dtype of q) or float8_e4m3fn (an fp8 KV cache)");
     require_dtype(a.v, "v", a.k.dtype, a.k.dtype == kFP8 ? " (the dtype of k: an fp8 cache holds k and v)"
                                                          : " (the dtype of q)");
     require_dtype(a.out, "out", a.q.dtype, " (the dtype of q)");
@@ -133,7 +133,7 @@ void check_devices(const AttentionArgs& a) {
 }
 
 // v must look like k except for its head dim.
-void require_like_k(const TensorView& v, const TensorView& k, const std::string& arg) {
+void require_like_k(const TensorView& v, const TensorView& k, std::string_view arg) {
   bool same = v.rank == k.rank;
   for (int i = 0; same && i + 1 < k.rank; ++i) same = v.shape[i] == k.shape[i];
   if (same) return;
@@ -189,7 +189,7 @@ KVMode check_kv_mode(const AttentionArgs& a) {
 
 // B comes from cu_seqlens_q, or from q itself when every sequence has fixed_seqlen_q queries.
 // `source` says which, for the messages of the tensors that must agree with it.
-int64_t derive_batch_size(const AttentionArgs& a, const Dims& dims, std::string* source) {
+int64_t derive_batch_size(const AttentionArgs& a, const Dims& dims, const char** source) {
   const TensorView& cu = a.cu_seqlens_q;
   if (cu.given()) {
     if (cu.rank != 1 || cu.shape[0] < 1)
@@ -208,19 +208,20 @@ int64_t derive_batch_size(const AttentionArgs& a, const Dims& dims, std::string*
   return dims.total_q / a.fixed_seqlen_q;
 }
 
-void check_per_sequence(const AttentionArgs& a, KVMode mode, int64_t batch, const std::string& source) {
-  const std::string from = "B=" + str(batch) + " " + source;
-  const std::string why = " (batch size " + from + ")";
-  if (a.cu_seqlens_k.given()) require_vector(a.cu_seqlens_k, "cu_seqlens_k", batch + 1, " (B+1 with " + from + ")");
+// The messages name where B came from; they are built only for a check that fails (this runs on every call).
+void check_per_sequence(const AttentionArgs& a, KVMode mode, int64_t batch, const char* source) {
+  auto from = [&] { return "B=" + str(batch) + " " + source; };
+  if (a.cu_seqlens_k.given() && !is_vector(a.cu_seqlens_k, batch + 1))
+    require_vector(a.cu_seqlens_k, "cu_seqlens_k", batch + 1, " (B+1 with " + from() + ")");
   for (Named n : {Named{a.seqused_k, "seqused_k"}, Named{a.leftpad_k, "cache_leftpad"},
                   Named{a.cache_batch_idx, "cache_batch_idx"}})
-    if (n.t.given()) require_vector(n.t, n.name, batch, why);
+    if (n.t.given() && !is_vector(n.t, batch)) require_vector(n.t, n.name, batch, " (batch size " + from() + ")");
 
   if (mode == KVMode::kPaged) {
     const TensorView& bt = a.block_table;
     require_rank(bt, "block_table", 2, "(B, max_blocks)");
     if (bt.shape[0] != batch)
-      fail(Kind::kValue, "block_table", "shape (B, max_blocks) with " + from, bt.shape_string());
+      fail(Kind::kValue, "block_table", "shape (B, max_blocks) with " + from(), bt.shape_string());
     // Rows may be views into a wider table (row stride > width), but each row is read as a plain array.
     require_last_dim_contiguous(bt, "block_table");
     if (bt.stride[0] < 0) fail(Kind::kValue, "block_table", "a non-negative row stride", str(bt.stride[0]));
@@ -255,7 +256,7 @@ void check_outputs_and_extras(const AttentionArgs& a, const Dims& dims, int64_t 
     require_contiguous(a.softmax_lse, "softmax_lse");
   }
   if (a.s_aux.given()) require_vector(a.s_aux, "s_aux", dims.hq, " (one sink per query head, Hq)");
-  if (a.scheduler_metadata.given())
+  if (a.scheduler_metadata.given() && !is_vector(a.scheduler_metadata, SchedulerMetadataLayout::total_ints(batch)))
     require_vector(a.scheduler_metadata, "scheduler_metadata", SchedulerMetadataLayout::total_ints(batch),
                    " (what get_scheduler_metadata returns for batch size " + str(batch) + ")");
   // The grid is sized by max_seqlen_q: a smaller value than the real lengths would drop queries silently.
@@ -313,7 +314,7 @@ void validate(AttentionArgs& a) {
   check_devices(a);
   const Dims dims = check_qkv(a);
   const KVMode mode = check_kv_mode(a);
-  std::string source;
+  const char* source = "";
   const int64_t batch = derive_batch_size(a, dims, &source);
   check_per_sequence(a, mode, batch, source);
   check_context_parallel(a, batch);
@@ -347,10 +348,10 @@ void validate(SchedulerArgs& a) {
   require_device(a.cu_seqlens_q, "cu_seqlens_q", a.cache_seqlens.device, "cache_seqlens");
   require_device(a.metadata_out, "scheduler_metadata", a.cache_seqlens.device, "cache_seqlens");
 
-  const std::string why = " (batch_size=" + str(a.batch_size) + ")";
-  require_vector(a.cache_seqlens, "cache_seqlens", a.batch_size, why);
+  if (!is_vector(a.cache_seqlens, a.batch_size))
+    require_vector(a.cache_seqlens, "cache_seqlens", a.batch_size, " (batch_size=" + str(a.batch_size) + ")");
   if (a.cu_seqlens_q.given()) require_vector(a.cu_seqlens_q, "cu_seqlens_q", a.batch_size + 1, " (batch_size + 1)");
-  if (a.metadata_out.given())
+  if (a.metadata_out.given() && !is_vector(a.metadata_out, SchedulerMetadataLayout::total_ints(a.batch_size)))
     require_vector(a.metadata_out, "scheduler_metadata", SchedulerMetadataLayout::total_ints(a.batch_size),
                    " (" + str(SchedulerMetadataLayout::kHeaderInts) + " header ints + one per sequence, batch_size=" +
                        str(a.batch_size) + ")");
@@ -435,10 +436,10 @@ void validate(AppendKVArgs& a) {
   if (a.k_new.given()) check_new_kv(a, batch);
   check_rotary(a, d);
 
-  const std::string why = " (batch size B=" + str(batch) + " from q.shape[0])";
   for (Named n : {Named{a.cache_seqlens, "cache_seqlens"}, Named{a.cache_batch_idx, "cache_batch_idx"},
                   Named{a.leftpad_k, "cache_leftpad"}})
-    if (n.t.given()) require_vector(n.t, n.name, batch, why);
+    if (n.t.given() && !is_vector(n.t, batch))
+      require_vector(n.t, n.name, batch, " (batch size B=" + str(batch) + " from q.shape[0])");
   if (a.block_table.given()) {
     require_absent(a.cache_batch_idx, "cache_batch_idx",
                    "with page_table (it selects rows of a batched cache, which is not paged)");

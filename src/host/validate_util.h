@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "flashseek/flashseek.h"
@@ -38,9 +39,10 @@ std::string str(const T& value) {
   }
 }
 
-[[noreturn]] inline void fail(Kind kind, const std::string& arg, const std::string& expected,
+// Arguments are string views so that the checks that pass (every call's path) build no strings.
+[[noreturn]] inline void fail(Kind kind, std::string_view arg, const std::string& expected,
                               const std::string& got) {
-  throw Error(kind, arg + ": expected " + expected + ", got " + got);
+  throw Error(kind, std::string(arg) + ": expected " + expected + ", got " + got);
 }
 
 // What an optional argument holds, as the caller would say it.
@@ -67,40 +69,41 @@ inline std::string shape_string(std::initializer_list<int64_t> shape) {
   return t.shape_string();
 }
 
-inline void require_given(const TensorView& t, const std::string& arg, const std::string& why = "") {
-  if (!t.given()) fail(Kind::kValue, arg, "a tensor" + why, "None");
+inline void require_given(const TensorView& t, std::string_view arg, std::string_view why = {}) {
+  if (!t.given()) fail(Kind::kValue, arg, "a tensor" + std::string(why), "None");
 }
 
-inline void require_absent(const TensorView& t, const std::string& arg, const std::string& why,
+inline void require_absent(const TensorView& t, std::string_view arg, std::string_view why,
                            Kind kind = Kind::kValue) {
-  if (t.given()) fail(kind, arg, "None " + why, describe(t));
+  if (t.given()) fail(kind, arg, "None " + std::string(why), describe(t));
 }
 
 // `dims` names the expected dimensions, e.g. "(total_q, Hq, d)".
-inline void require_rank(const TensorView& t, const std::string& arg, int rank, const std::string& dims) {
+inline void require_rank(const TensorView& t, std::string_view arg, int rank, std::string_view dims) {
   if (t.rank != rank)
-    fail(Kind::kValue, arg, "rank " + str(rank) + " " + dims,
+    fail(Kind::kValue, arg, "rank " + str(rank) + " " + std::string(dims),
          "rank " + str(t.rank) + " with shape " + t.shape_string());
 }
 
 // `why` says where the expected sizes come from, e.g. " (Hq, total_q)".
-inline void require_shape(const TensorView& t, const std::string& arg, std::initializer_list<int64_t> shape,
-                          const std::string& why) {
+inline void require_shape(const TensorView& t, std::string_view arg, std::initializer_list<int64_t> shape,
+                          std::string_view why) {
   bool same = t.rank == static_cast<int>(shape.size());
   int i = 0;
   for (int64_t s : shape) same = same && t.shape[i++] == s;
-  if (!same) fail(Kind::kValue, arg, "shape " + shape_string(shape) + why, t.shape_string());
+  if (!same) fail(Kind::kValue, arg, "shape " + shape_string(shape) + std::string(why), t.shape_string());
 }
 
-inline void require_dtype(const TensorView& t, const std::string& arg, DType dtype, const std::string& why = "") {
-  if (t.dtype != dtype) fail(Kind::kType, arg, std::string("dtype ") + dtype_name(dtype) + why, dtype_name(t.dtype));
+inline void require_dtype(const TensorView& t, std::string_view arg, DType dtype, std::string_view why = {}) {
+  if (t.dtype != dtype) fail(Kind::kType, arg, std::string("dtype ") + dtype_name(dtype) + std::string(why), dtype_name(t.dtype));
 }
 
-inline void require_dtype_in(const TensorView& t, const std::string& arg, std::initializer_list<DType> dtypes) {
+inline void require_dtype_in(const TensorView& t, std::string_view arg, std::initializer_list<DType> dtypes) {
+  for (DType d : dtypes)
+    if (t.dtype == d) return;
   std::string names;
   int i = 0;
   for (DType d : dtypes) {
-    if (t.dtype == d) return;
     names += (i == 0 ? "" : (i + 1 == static_cast<int>(dtypes.size()) ? " or " : ", "));
     names += dtype_name(d);
     ++i;
@@ -109,32 +112,35 @@ inline void require_dtype_in(const TensorView& t, const std::string& arg, std::i
 }
 
 // The kernels take every tensor from one device; `ref` names the tensor that fixed it.
-inline void require_device(const TensorView& t, const std::string& arg, int device, const std::string& ref) {
+inline void require_device(const TensorView& t, std::string_view arg, int device, std::string_view ref) {
   if (!t.given() || t.device == device) return;
-  fail(Kind::kValue, arg, "a CUDA tensor on " + device_string(device) + " (the device of " + ref + ")",
+  fail(Kind::kValue, arg, "a CUDA tensor on " + device_string(device) + " (the device of " + std::string(ref) + ")",
        device_string(t.device));
 }
 
-inline void require_cuda(const TensorView& t, const std::string& arg) {
+inline void require_cuda(const TensorView& t, std::string_view arg) {
   if (t.device < 0) fail(Kind::kValue, arg, "a CUDA tensor", device_string(t.device));
 }
 
-inline void require_last_dim_contiguous(const TensorView& t, const std::string& arg) {
+inline void require_last_dim_contiguous(const TensorView& t, std::string_view arg) {
   if (t.rank >= 1 && t.stride[t.rank - 1] != 1)
     fail(Kind::kValue, arg, "the last dim contiguous (stride 1)", "strides " + strides_string(t));
 }
 
 // As torch.Tensor.is_contiguous: strides of size-1 dims do not matter.
-inline void require_contiguous(const TensorView& t, const std::string& arg) {
+inline bool is_contiguous(const TensorView& t) {
   int64_t expected = 1;
-  bool ok = true;
   for (int i = 0; i < t.rank; ++i)
-    if (t.shape[i] == 0) return;  // an empty tensor is contiguous whatever its strides (torch gives (1, 1))
+    if (t.shape[i] == 0) return true;  // an empty tensor is contiguous whatever its strides (torch gives (1, 1))
   for (int i = t.rank - 1; i >= 0; --i) {
-    if (t.shape[i] != 1 && t.stride[i] != expected) ok = false;
+    if (t.shape[i] != 1 && t.stride[i] != expected) return false;
     expected *= t.shape[i];
   }
-  if (!ok) fail(Kind::kValue, arg, "a contiguous tensor", "strides " + strides_string(t));
+  return true;
+}
+
+inline void require_contiguous(const TensorView& t, std::string_view arg) {
+  if (!is_contiguous(t)) fail(Kind::kValue, arg, "a contiguous tensor", "strides " + strides_string(t));
 }
 
 // The bytes one copy moves: 16 (cp.async, TMA) for 16-bit rows; 8 for e4m3 rows, whose head dims (40, 72) are
@@ -142,7 +148,7 @@ inline void require_contiguous(const TensorView& t, const std::string& arg) {
 inline int copy_align_bytes(DType dtype) { return dtype == DType::kFloat8E4M3 ? kCopyAlignBytesFp8 : kCopyAlignBytes; }
 
 // The kernels move rows with aligned copies: every row start must be aligned to copy_align_bytes.
-inline void require_aligned_rows(const TensorView& t, const std::string& arg) {
+inline void require_aligned_rows(const TensorView& t, std::string_view arg) {
   require_last_dim_contiguous(t, arg);
   const int bytes = dtype_bytes(t.dtype);
   const int align = copy_align_bytes(t.dtype);
@@ -162,15 +168,20 @@ inline void require_aligned_rows(const TensorView& t, const std::string& arg) {
   }
 }
 
+// What require_vector asks, without a message: for callers whose message costs a string to build.
+inline bool is_vector(const TensorView& t, int64_t size) {
+  return t.rank == 1 && t.shape[0] == size && is_contiguous(t);
+}
+
 // A contiguous one-dimensional tensor of `size` entries (index tensors, sinks, metadata): the kernels read
 // entry i at data + i.
-inline void require_vector(const TensorView& t, const std::string& arg, int64_t size, const std::string& why) {
+inline void require_vector(const TensorView& t, std::string_view arg, int64_t size, std::string_view why) {
   require_shape(t, arg, {size}, why);
   require_contiguous(t, arg);
 }
 
 // d = head dim of q and k; dv = head dim of v. `d_arg` and `dv_arg` name where each came from.
-inline void require_head_dims(int64_t d, int64_t dv, const std::string& d_arg, const std::string& dv_arg) {
+inline void require_head_dims(int64_t d, int64_t dv, std::string_view d_arg, std::string_view dv_arg) {
   if (d < kHeadDimMultiple || d > kMaxHeadDim || d % kHeadDimMultiple != 0)
     fail(Kind::kValue, d_arg, "head dim d a multiple of 8 in [8, 256]", str(d));
   if (dv != d && !(d == 192 && dv == 128))
@@ -188,7 +199,7 @@ inline void require_num_splits(int num_splits) {
     fail(Kind::kValue, "num_splits", "a value in [0, 1024] (0 = heuristic, 1 = no split)", str(num_splits));
 }
 
-inline void require_non_negative(int64_t value, const std::string& arg) {
+inline void require_non_negative(int64_t value, std::string_view arg) {
   if (value < 0) fail(Kind::kValue, arg, ">= 0", str(value));
 }
 

@@ -1,5 +1,9 @@
 # C++ tests. CPU tests run everywhere GoogleTest is installed; GPU tests exit 77 (reported as skipped) when no
 # GPU is visible.
+# Host cost of validate() + make_plan() per call (not a test: a benchmark that needs no GPU; docs/perf-log.md entry 59).
+add_executable(bench_validate_plan ${CMAKE_CURRENT_LIST_DIR}/../../bench/host/validate_plan_bench.cpp)
+target_link_libraries(bench_validate_plan PRIVATE flashseek_host)
+
 find_package(GTest)
 if(GTest_FOUND)
   include(${CMAKE_CURRENT_LIST_DIR}/validate_tests.cmake)
