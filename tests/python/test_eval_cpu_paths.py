@@ -90,6 +90,16 @@ def test_runner_times_the_page64_twin_of_a_page16_decode(fake):
                                          HostTimer(), ceil, [], None, seed=3, device="cpu")
 
 
+def test_runner_times_the_dense_twin_of_a_paged_decode(fake):
+    ceil = {"hbm_GBps": 4000.0, "bf16_TFLOPs": 700.0}
+    r = evaluate(g.make_scenario("decode-paged", H, "4q1s150", suffix=["d"]), HostTimer(), ceil, [], None, seed=3,
+                 device="cpu")
+    assert r["correct"] and r["dense_twin_us"] > 0 and "dense_twin_error" not in r, r
+    dense = evaluate(g.make_scenario("prefill-varlen", H, "2q30", suffix=["d"], kv_layout="varlen"), HostTimer(), ceil,
+                     [], None, seed=3, device="cpu")
+    assert "dense_twin_us" not in dense
+
+
 SDPA_CASES = [
     g.make_scenario("decode-paged", H, "4q1s37", suffix=["u"], page_size=8),  # uniform, no mask needed
     g.make_scenario("spec-decode", H, "4q3s20", suffix=["u"], page_size=8),  # uniform, bottom-right mask

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from flashseek.eval import targets
+from flashseek.eval.dense_twin import report_lines as dense_report_lines
 from flashseek.eval.fp8_goals import report_lines as fp8_report_lines
 from flashseek.eval.stats import geomean, median
 
@@ -311,6 +312,7 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
     lines += ["## Per family", ""] + _family_table(summary) + [""]
     lines += targets.report_lines(records, summary, meta.get("trivial_op_host_us"))
     lines += fp8_report_lines(records)
+    lines += dense_report_lines(records)
     for p in plots:
         lines.append(f"![{p}]({p})")
     lines += ["", "## Scenarios, worst first", "",

@@ -10,7 +10,7 @@ from typing import Dict, Optional, Sequence
 import torch
 
 from flashseek.eval import baselines as bl
-from flashseek.eval import fp8_goals, targets
+from flashseek.eval import dense_twin, fp8_goals, targets
 from flashseek.eval.roofline import roofline_fields
 from flashseek.eval.stats import speedup
 from flashseek.eval.timing import DeviceTimer
@@ -67,6 +67,8 @@ def evaluate(s: Scenario, timer: DeviceTimer, ceilings: dict, baseline_names: Se
         _time_bf16_twin(s, timer, seed, device, rec)  # after ours and the baselines: its inputs in their place
     if rec["us"] is not None and targets.wants_page64_twin(s):
         _time_page64_twin(s, timer, seed, device, rec)
+    if rec["us"] is not None and dense_twin.wants_dense_twin(s):
+        _time_twin(dense_twin.dense_twin_of(s), timer, seed, device, rec, "dense_twin")  # a diagnostic (entry 60)
     return rec
 
 

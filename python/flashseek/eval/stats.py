@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Optional, Sequence
 
+from flashseek.eval.dense_twin import summarize_dense
 from flashseek.eval.fp8_goals import summarize_fp8
 
 
@@ -98,4 +99,7 @@ def summarize(records: List[dict]) -> dict:
     fp8 = summarize_fp8(records)
     if fp8 is not None:
         doc["fp8_goals"] = fp8
+    dense = summarize_dense(records)
+    if dense is not None:
+        doc["dense_twin"] = dense
     return doc
