@@ -282,13 +282,24 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
 // kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
 // variant run their default.
-int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
-  if (e.loop_flags >= 0) return e.loop_flags;
+int persistent_or_default_flags(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
   const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
   return sm90::persistent_takes(p, tiles, sm90::device_sm_count()) ? sm90::kPersistentLoopFlags : -1;
+}
+
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
+  if (e.loop_flags >= 0) return e.loop_flags;
+  const int flags = persistent_or_default_flags(e, plan, p, grid_m);
+  // half-diag (entry 61): the bf16 d128 128-row tiles only, the one tile whose variants list those values (other
+  // tiles fail an unlisted value; fp16 and e4m3-cache tiles have no variants and run their default).
+  if (e.half_diag && plan.block_m == 128 && plan.head_dim_padded == 128 && plan.head_dim_v_padded == 128 &&
+      plan.tile_variant == 0) {
+    return (flags < 0 ? sm90::kOneTileLoopFlags : flags) | sm90::kHalfDiagLoopBit;
+  }
+  return flags;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
 
 static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent), "the host's persistent loop value");
+static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kHalfDiagLoopBit == kLoopHalfDiag, "the host's loop values");
 
 template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage)) == kLoopBaseFlags,
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopHalfDiag)) == kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default
   // run.cpp sends these calls to the one-tile kernel itself) goes through the tile's launcher in inst/, declared

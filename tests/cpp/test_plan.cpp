@@ -386,6 +386,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
+  EXPECT_FALSE(Experiment::parse(nullptr).half_diag);  // entry 61, not yet measured
+  EXPECT_TRUE(Experiment::parse("half-diag").half_diag);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
