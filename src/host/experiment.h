@@ -19,6 +19,9 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   split-model-v1  the split cost model's constants before entry 30 (35 GB/s a CTA, no per-row combine cost)
+//   split-longest=N  a varlen batch on the flat grid that the split model leaves whole, whose longest sequence's
+//                tiles fit N times in one wave and hold at least 2N key blocks: N splits (entry 62, not yet measured;
+//                edge nan-tail p256)
 //   splits=N     N splits where the heuristic would consider splitting (within the caller's bound and the key
 //                blocks, rounded down to a count that leaves no split empty): the split sweep's switch
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
@@ -117,6 +120,7 @@ struct Experiment {
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30
+  int split_longest = 0;  // entry 62: 0 off, N > 1 the split count of the batches it names
   int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
@@ -180,6 +184,7 @@ struct Experiment {
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
       else if (t.rfind("splits=", 0) == 0) e.split_force = std::atoi(t.c_str() + 7);
+      else if (t.rfind("split-longest=", 0) == 0) e.split_longest = std::atoi(t.c_str() + 14);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
