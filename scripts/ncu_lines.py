@@ -4,8 +4,8 @@ CUDA source line, from a cubin of the same kernel built here with -lineinfo (the
 SASS; the script checks that instruction by instruction). The GPU build carries no line info; this maps it offline.
   nvcc ... -lineinfo -cubin -x cu src/sm90/inst/<tile>.cu -o k.cubin
   python3 scripts/ncu_lines.py REP.source.csv[.gz] k.cubin [--top 30] [--function SUBSTRING]
-Prints the match rate, then the top source lines (file:line, innermost inlined location) by all samples, with the
-not-issued samples and the executed instructions."""
+Prints the match rate, then the top source lines by all samples (the innermost location; for a primitive, also its
+first caller outside prims/), with the not-issued samples and the executed instructions."""
 import argparse
 import collections
 import csv
@@ -39,23 +39,37 @@ def read_csv(path):
     return out
 
 
+def _short(path):
+    return os.path.normpath(path.split("/src/")[-1])
+
+
 def disasm(cubin, function):
-    text = subprocess.run(["nvdisasm", "--print-line-info", "-c", cubin], capture_output=True, text=True,
+    """{offset: (location, sass)}: location is the innermost source line, with the first caller outside prims/ when
+    the innermost is a primitive (an mbarrier wait in the consumer or in the producer: consumer.h:357 / producer.h:144)."""
+    text = subprocess.run(["nvdisasm", "--print-line-info-inline", "-c", cubin], capture_output=True, text=True,
                           check=True).stdout
     sections = re.split(r"\n\s*\.section\s+\.text\.", text)
     chosen = [s for s in sections[1:] if function is None or function in s.split(",")[0]]
     if len(chosen) != 1:
         sys.exit(f"{len(chosen)} functions match {function!r}; pass --function")
-    body = chosen[0]
     where = None
+    chain = []  # the comment block above the next instruction: innermost first
     table = {}
-    for line in body.splitlines():
+    for line in chosen[0].splitlines():
         m = re.search(r'//## File "([^"]+)", line (\d+)', line)
-        if m:  # the innermost location (an inlined call's own line comes first)
-            where = (os.path.normpath(m.group(1).split("/src/")[-1]), int(m.group(2)))
+        if m:
+            chain.append((_short(m.group(1)), int(m.group(2))))
             continue
         m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
-        if m and where is not None:
+        if not m:
+            continue
+        if chain:
+            inner = chain[0]
+            caller = next((c for c in chain[1:] if not c[0].startswith("sm90/prims/")), None)
+            where = (f"{inner[0]}:{inner[1]}" + (f" <- {caller[0]}:{caller[1]}"
+                                                   if inner[0].startswith("sm90/prims/") and caller else ""))
+            chain = []
+        if where is not None:
             table[int(m.group(1), 16)] = (where, m.group(2).strip())
     return table
 
@@ -96,7 +110,7 @@ def main():
           f"{total:.0f} samples")
     print(f"{'samples':>8} {'%':>6} {'not-iss':>8} {'executed':>10}  source line")
     for where, (s, n, e) in sorted(by_line.items(), key=lambda kv: -kv[1][0])[:args.top]:
-        print(f"{s:8.0f} {100 * s / max(total, 1):5.1f}% {n:8.0f} {e:10.0f}  {where[0]}:{where[1]}")
+        print(f"{s:8.0f} {100 * s / max(total, 1):5.1f}% {n:8.0f} {e:10.0f}  {where}")
 
 
 if __name__ == "__main__":
