@@ -173,6 +173,10 @@ struct FwdParams {
   int cp_world_size;
   int cp_rank;
   const int* cp_tot_seqused_k;
+
+  // The TMA producer's order (producer_tma.h; FLASHSEEK_EXPERIMENT=table-first, entry 63). bit 0: the first block's
+  // block-table entries are read before the Q copies. Last, so that the fields above keep their offsets.
+  int producer_order;
 };
 
 }  // namespace flashseek

@@ -388,6 +388,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
   EXPECT_FALSE(Experiment::parse(nullptr).half_diag);  // entry 61, not yet measured
   EXPECT_TRUE(Experiment::parse("half-diag").half_diag);
+  EXPECT_FALSE(Experiment::parse(nullptr).table_first);  // entry 63, not yet measured
+  EXPECT_TRUE(Experiment::parse("table-first").table_first);
   EXPECT_EQ(Experiment::parse(nullptr).split_longest, 0);  // entry 62, not yet measured
   EXPECT_EQ(Experiment::parse("split-longest=4").split_longest, 4);
 }

@@ -94,7 +94,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
                # entry 61: the first block's dead upper half left out (its products are exact zeros)
-               "half-diag"]
+               "half-diag",
+               # entry 63: the first block's table entries read before the Q copies (the same loads, reordered)
+               "table-first"]
 
 
 def _outputs(seed):
