@@ -479,26 +479,33 @@ LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv
   return make_plan(s, DeviceInfo{});
 }
 
+// A bf16 d128 causal varlen call against a paged cache (pages of `page_size` tokens), as run() plans it.
+struct PagedVarlenCall {
+  int num_heads_q, num_heads_kv, page_size, pages_per_seq;
+  LaunchPlan operator()(int64_t total_q, int batch, int64_t max_q, int64_t max_k, int num_splits = 0) const {
+    AttentionArgs a;
+    a.q = tensor(DType::kBFloat16, {total_q, num_heads_q, 128});
+    a.out = tensor(DType::kBFloat16, {total_q, num_heads_q, 128});
+    a.k = tensor(DType::kBFloat16, {1024, page_size, num_heads_kv, 128});
+    a.v = tensor(DType::kBFloat16, {1024, page_size, num_heads_kv, 128});
+    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
+    a.seqused_k = tensor(DType::kInt32, {batch});
+    a.block_table = tensor(DType::kInt32, {batch, pages_per_seq});
+    a.max_seqlen_q = max_q;
+    a.max_seqlen_k = max_k;
+    a.causal = true;
+    a.num_splits = num_splits;
+    validate(a);
+    return make_plan(a, DeviceInfo{});
+  }
+};
+
 // Entry 48: a varlen call counts its real tiles and rows. Operator S1 with 16 query heads on 2 KV heads: 54 tiles
 // by the longest sequence, 22 real (q has 135 tokens, not 3 x 129); the real count splits the 1328-key sequence
 // further than get_scheduler_metadata's bound does. A batch of equal sequences plans the same either way, and so
 // does a call the bound leaves unsplit.
 TEST(Plan, VarlenCallSplitsByItsRealTiles) {
-  auto call = [](int64_t total_q, int batch, int64_t max_q, int64_t max_k) {
-    AttentionArgs a;
-    a.q = tensor(DType::kBFloat16, {total_q, 16, 128});
-    a.out = tensor(DType::kBFloat16, {total_q, 16, 128});
-    a.k = tensor(DType::kBFloat16, {1024, 16, 2, 128});
-    a.v = tensor(DType::kBFloat16, {1024, 16, 2, 128});
-    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
-    a.seqused_k = tensor(DType::kInt32, {batch});
-    a.block_table = tensor(DType::kInt32, {batch, 128});
-    a.max_seqlen_q = max_q;
-    a.max_seqlen_k = max_k;
-    a.causal = true;
-    validate(a);
-    return make_plan(a, DeviceInfo{});
-  };
+  const PagedVarlenCall call{16, 2, 16, 128};
   const int bound = decode_plan(DType::kBFloat16, 3, 16, 2, 128, 1328, 0, 129).num_splits;  // get_scheduler_metadata's
   const LaunchPlan s1 = call(135, 3, 129, 1328);
   EXPECT_EQ(s1.num_m_blocks, 9);
@@ -519,22 +526,7 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
 // sequences, a caller's split count and a short longest sequence do not.
 TEST(PlanUnderSplitLongest, AMixedBatchSplitsItsLongestSequence) {
   if (Experiment::get().split_longest != 2) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=split-longest=2 (ctest)";
-  auto call = [](int64_t total_q, int batch, int64_t max_q, int64_t max_k, int num_splits) {
-    AttentionArgs a;
-    a.q = tensor(DType::kBFloat16, {total_q, 32, 128});
-    a.out = tensor(DType::kBFloat16, {total_q, 32, 128});
-    a.k = tensor(DType::kBFloat16, {64, 256, 8, 128});
-    a.v = tensor(DType::kBFloat16, {64, 256, 8, 128});
-    a.cu_seqlens_q = tensor(DType::kInt32, {batch + 1});
-    a.seqused_k = tensor(DType::kInt32, {batch});
-    a.block_table = tensor(DType::kInt32, {batch, 8});
-    a.max_seqlen_q = max_q;
-    a.max_seqlen_k = max_k;
-    a.causal = true;
-    a.num_splits = num_splits;
-    validate(a);
-    return make_plan(a, DeviceInfo{});
-  };
+  const PagedVarlenCall call{32, 8, 256, 8};
   EXPECT_EQ(call(116, 17, 100, 1000, 0).num_splits, 2);  // 32 CTAs of 8 key blocks beside 128 of one
   EXPECT_EQ(call(116, 17, 100, 1000, 1).num_splits, 1);  // the caller's count
   EXPECT_EQ(call(17 * 100, 17, 100, 1000, 0).num_splits, 1);  // equal sequences: no flat grid
