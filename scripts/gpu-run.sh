@@ -12,6 +12,7 @@
 #                               only (--baselines none), ROUNDS rounds each, compared by scripts/ab_compare.py
 #          sanitize:<scenario>[,<tool>]  that grid scenario's call under compute-sanitizer (memcheck unless a tool
 #                               is named: racecheck, synccheck, initcheck; scripts/one_scenario.py)
+#          bitwise:<FLASHSEEK_EXPERIMENT value>  test_tma_producer's bitwise cases of that value against the default
 #          tests-exp:<FLASHSEEK_EXPERIMENT value>  the decode-tile, split, scheduler-metadata, CUDA-graph and
 #                                                  family GPU tests under that value (e.g. tests-exp:cta2)
 # Folders under $OUT come back packed as <folder>.tgz (see the end). Example: scripts/gpu-run.sh build prims smoke
@@ -89,6 +90,10 @@ run_step() {
     reliability) scripts/reliability/gpu_parallel.sh "$OUT" 2>&1 | tee "$OUT/reliability.log" | tail -60 ;;
     # PY_TIMEOUT (seconds, default 240; env:PY_TIMEOUT=N, 0 for none): a new kernel that deadlocks (a barrier or
     # register-pool wait) holds a step until the call's limit; cut it and go on with the next steps.
+    bitwise:*)  # bitwise:VALUE: tests/gpu/test_tma_producer.py's cases of one FLASHSEEK_EXPERIMENT value against
+      # the default (pytest -k VALUE; a py: step splits its arguments on spaces, so it cannot pass a -k expression)
+      python3 -m pytest tests/gpu/test_tma_producer.py -q -p no:cacheprovider --timeout=600 -k "${step#bitwise:}" 2>&1 \
+        | tee -a "$OUT/pytest-bitwise.log" | tail -15 ;;
     py:*) timeout -k 10 "${PY_TIMEOUT:-240}" python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80
           local rc=${PIPESTATUS[0]}
           if [ "$rc" = 124 ]; then echo "py step cut after ${PY_TIMEOUT:-240} s (PY_TIMEOUT)" | tee -a "$OUT/py.log"; fi
