@@ -293,7 +293,9 @@ int persistent_or_default_flags(const Experiment& e, const LaunchPlan& plan, con
 
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
-  const int flags = persistent_or_default_flags(e, plan, p, grid_m);
+  int flags = persistent_or_default_flags(e, plan, p, grid_m);
+  // tile-fastdiv (entry 64): every persistent tile lists 3587 | kLoopTileFastDiv; it does not combine with half-diag.
+  if (e.tile_fastdiv && flags == sm90::kPersistentLoopFlags) return flags | sm90::kTileFastDivLoopBit;
   // half-diag (entry 61): the bf16 d128 128-row tiles only, the one tile whose variants list those values (other
   // tiles fail an unlisted value; fp16 and e4m3-cache tiles have no variants and run their default).
   if (e.half_diag && plan.block_m == 128 && plan.head_dim_padded == 128 && plan.head_dim_v_padded == 128 &&

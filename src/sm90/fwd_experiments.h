@@ -38,14 +38,17 @@ using ExperimentLoopFlags = LoopFlagList<
     // the first block's dead upper half left out (entry 61; half-diag adds it to run()'s value): one-tile, persistent
     kExpBase | kLoopUniformWg | kLoopHalfDiag,                                      // 71171
     kExpBase | kLoopPersistent | kLoopHalfDiag,                                     // 69123
+    // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; tile-fastdiv)
+    kExpBase | kLoopPersistent | kLoopTileFastDiv,                                  // 134659
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
-using ExperimentLoopFlagsD64 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase>;
+using ExperimentLoopFlagsD64 =
+    LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv, kExpBase>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
-using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent>;
+using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
 }  // namespace flashseek::sm90

@@ -38,7 +38,8 @@ struct TileWork {
   int b, kv_head, split, row_begin, n_begin, n_end;
 
   // false: the tile holds no rows of a sequence (a flat grid's padding, or past the sequence's rows).
-  template <class Traits>
+  // kFastDiv: the y index split by p.heads_kv_div (the persistent launcher sets it; kLoopTileFastDiv).
+  template <class Traits, bool kFastDiv = false>
   __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
     int m_block = bx;
     b = bz;
@@ -49,8 +50,13 @@ struct TileWork {
       m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
       if (m_block < 0) return false;
     }
-    kv_head = by % p.num_heads_kv;
-    split = by / p.num_heads_kv;
+    if constexpr (kFastDiv) {
+      split = p.heads_kv_div.div(by);
+      kv_head = by - split * p.num_heads_kv;
+    } else {
+      kv_head = by % p.num_heads_kv;
+      split = by / p.num_heads_kv;
+    }
     seq = SequenceInfo::load(p, b);
     row_begin = m_block * Traits::kBlockM;
     if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return false;  // past the sequence's rows (or a hole)

@@ -23,7 +23,9 @@ constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
 
 static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent), "the host's persistent loop value");
-static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kHalfDiagLoopBit == kLoopHalfDiag, "the host's loop values");
+static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kHalfDiagLoopBit == kLoopHalfDiag &&
+                  kTileFastDivLoopBit == kLoopTileFastDiv,
+              "the host's loop values");
 
 template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
@@ -65,6 +67,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   // (-10% -> 0..+12%); the planner keeps long tiles on the one-tile kernel instead (LaunchPlan::persistent).
   const int grid_y = p.num_heads_kv * p.num_splits;
   const int grid_z = p.flat_tiles ? 1 : p.batch;
+  constexpr bool kTileFastDiv = (kLoopFlags & kLoopTileFastDiv) != 0;
   const int total = grid_m * grid_y * grid_z;
   int* counter = g_tile_counters + 2 * counter_slot;
   const int lane = threadIdx.x % 32;
@@ -98,13 +101,21 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     for (int k = 0;; ++k) {
       const int t = read_tile(k);
       if (t >= total) break;
-      const int by = t % grid_y;
-      const int rest = t / grid_y;
-      const int m_index = rest % grid_m;
-      const int bz = rest / grid_m;
+      int by, rest, m_index, bz;
+      if constexpr (kTileFastDiv) {  // ~25 instructions per runtime division otherwise, four of them per tile
+        rest = p.tile_y_div.div(t);
+        by = t - rest * grid_y;
+        bz = p.tile_m_div.div(rest);
+        m_index = rest - bz * grid_m;
+      } else {
+        by = t % grid_y;
+        rest = t / grid_y;
+        m_index = rest % grid_m;
+        bz = rest / grid_m;
+      }
       const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
       TileWork w{};
-      const bool valid = w.resolve<Traits>(p, bx, by, bz, grid_m);
+      const bool valid = w.resolve<Traits, kTileFastDiv>(p, bx, by, bz, grid_m);
       const int n_iters = valid ? w.n_end - w.n_begin : 0;
       if (valid) body(w, n_iters, pipe, q_count);
       if (threadIdx.x == kFetcher) publish(k + 1);
@@ -155,7 +166,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopHalfDiag)) == kLoopBaseFlags,
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopHalfDiag | kLoopTileFastDiv)) ==
+                    kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default
   // run.cpp sends these calls to the one-tile kernel itself) goes through the tile's launcher in inst/, declared
@@ -175,8 +187,17 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
   const int grid = static_cast<int>(total < num_sms ? total : num_sms);
-  return launch_kernel(kernel, dim3(grid), Traits::kThreads, Traits::kPersistSmemBytes, stream, (p.pdl & 1) != 0, p,
-                       maps, num_m_blocks, slot);
+  if constexpr ((kLoopFlags & kLoopTileFastDiv) != 0) {
+    FwdParams with_divisors = p;
+    with_divisors.tile_y_div = FastDiv::make(static_cast<uint32_t>(p.num_heads_kv * p.num_splits));
+    with_divisors.tile_m_div = FastDiv::make(static_cast<uint32_t>(num_m_blocks));
+    with_divisors.heads_kv_div = FastDiv::make(static_cast<uint32_t>(p.num_heads_kv));
+    return launch_kernel(kernel, dim3(grid), Traits::kThreads, Traits::kPersistSmemBytes, stream, (p.pdl & 1) != 0,
+                         with_divisors, maps, num_m_blocks, slot);
+  } else {
+    return launch_kernel(kernel, dim3(grid), Traits::kThreads, Traits::kPersistSmemBytes, stream, (p.pdl & 1) != 0,
+                         p, maps, num_m_blocks, slot);
+  }
 }
 
 }  // namespace flashseek::sm90

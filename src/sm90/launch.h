@@ -17,6 +17,8 @@ constexpr int kPersistentLoopFlags = 3587;
 // experiment (entry 61; checked in fwd_persistent.h).
 constexpr int kOneTileLoopFlags = 5635;
 constexpr int kHalfDiagLoopBit = 65536;
+// kLoopTileFastDiv, for run()'s tile-fastdiv experiment (entry 64; every persistent tile lists its value).
+constexpr int kTileFastDivLoopBit = 131072;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
 // kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).
 constexpr int kNativeProducerAheadLoopFlags = 30211;

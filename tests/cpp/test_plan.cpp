@@ -390,6 +390,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("half-diag").half_diag);
   EXPECT_FALSE(Experiment::parse(nullptr).table_first);  // entry 63, not yet measured
   EXPECT_TRUE(Experiment::parse("table-first").table_first);
+  EXPECT_FALSE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, not yet measured
+  EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
   EXPECT_EQ(Experiment::parse(nullptr).split_longest, 0);  // entry 62, not yet measured
   EXPECT_EQ(Experiment::parse("split-longest=4").split_longest, 4);
 }

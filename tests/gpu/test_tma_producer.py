@@ -96,7 +96,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 61: the first block's dead upper half left out (its products are exact zeros)
                "half-diag",
                # entry 63: the first block's table entries read before the Q copies (the same loads, reordered)
-               "table-first"]
+               "table-first",
+               # entry 64: the persistent kernel's tile numbers by multiply-shift divisions (the same tiles)
+               "tile-fastdiv"]
 
 
 def _outputs(seed):
