@@ -51,8 +51,6 @@
 //   tile-fastdiv the persistent kernel decodes its tile numbers with multiply-shift divisions from the launcher
 //                instead of four run-time integer divisions a tile (loop value 134659 on every persistent tile; the
 //                same tiles, so the same bits; entry 64, not yet measured; not with half-diag)
-//   table-first  the TMA producer's issuing warps read the first block's block-table entries before the Q copies
-//                (entry 63, not yet measured; the same loads in another order, so the same bits)
 //   half-diag    the bf16 d128 128-row tiles leave out a warpgroup's dead upper half of its first key block (the
 //                causal diagonal block's first 64 rows; loop bit 65536 on run()'s value: 71171 one-tile, 69123
 //                persistent; entry 61, not yet measured)
@@ -131,7 +129,6 @@ struct Experiment {
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
   bool half_diag = false;  // entry 61 (built, not yet measured)
-  bool table_first = false;  // entry 63 (built, not yet measured)
   bool tile_fastdiv = false;  // entry 64 (built, not yet measured)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -216,7 +213,6 @@ struct Experiment {
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
       else if (t == "half-diag") e.half_diag = true;
-      else if (t == "table-first") e.table_first = true;
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;

@@ -174,9 +174,6 @@ struct FwdParams {
   int cp_rank;
   const int* cp_tot_seqused_k;
 
-  // The TMA producer's order (producer_tma.h; FLASHSEEK_EXPERIMENT=table-first, entry 63). bit 0: the first block's
-  // block-table entries are read before the Q copies. Last, so that the fields above keep their offsets.
-  int producer_order;
   // kLoopTileFastDiv (entry 64): the persistent launcher's divisors of a tile number, num_heads_kv x num_splits
   // and the grid's m blocks, and of its y index, num_heads_kv (unset elsewhere).
   FastDiv tile_y_div;

@@ -125,20 +125,6 @@ struct ProducerTma {
     }
   }
 
-  // table-first (producer_order bit 0, entry 63): the block-table entries of the tile's first two blocks (the
-  // partial last block's cp.async path reads the first, the TMA loop starts at either) go to L2 before the Q copies
-  // are issued, so that the boxes' table reads after them hit L2 instead of waiting a memory latency. A prefetch
-  // holds no register across the Q copies (the producer warpgroup's budget is small).
-  __device__ __forceinline__ static void prefetch_first_table_entries(const FwdParams& p, const SequenceInfo& seq,
-                                                                     int b, int n_end, int tid) {
-    if (p.kv_layout != KVLayout::kPaged || tid >= 64) return;
-    const int key = (n_end - 1 - tid / 32) * Traits::kBlockN + (tid % 32) * p.page_size;
-    if (key < 0 || key >= seq.seqlen_k || (tid % 32) * p.page_size >= Traits::kBlockN) return;
-    const int col = p.page_div.div(seq.k_first + key);
-    const int* entry = p.block_table + static_cast<int64_t>(b) * p.block_table_stride + col;
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(entry));
-  }
-
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
   template <bool kPersistent = false>
@@ -150,9 +136,6 @@ struct ProducerTma {
     const int pipe0 = kPersistent ? __shfl_sync(0xffffffffu, pipe, 0) : 0;  // warp-uniform for ptxas (consumer.h)
     auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
     auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
-    if constexpr (!kPersistent) {
-      if (p.producer_order & 1) prefetch_first_table_entries(p, seq, b, n_end, tid);
-    }
     if constexpr (kPersistent) {
       if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistQEmptyBarrier, (q_count - 1) & 1);
     }

@@ -95,8 +95,6 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
                # entry 61: the first block's dead upper half left out (its products are exact zeros)
                "half-diag",
-               # entry 63: the first block's table entries read before the Q copies (the same loads, reordered)
-               "table-first",
                # entry 64: the persistent kernel's tile numbers by multiply-shift divisions (the same tiles)
                "tile-fastdiv"]
 
