@@ -52,9 +52,6 @@ OPS = {"HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b", "LDGSTS": r"\bLDGSTS\b", "T
 # the key-block loop; measured 8-16% faster than the 128-row persistent kernel as it is. Debt: entry 44.
 LOCAL_MEMORY_ALLOWANCE = {
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi3587E": 9,
-    # The d128 persistent kernel with half-diag (perf-log entry 61, an experiment value): one 8-byte pair after the
-    # key-block loop (the tile's end), from the first block's second QK^T / P*V path.
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li128ELi128ELi128ELb0ELi0EEELi69123E": 1,
     # The 192-row d64 persistent kernel with tile-fastdiv (entry 64, an experiment value): the same per-tile values
     # in local memory as the default's, fewer of them (4 against 9).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi134659E": 4,

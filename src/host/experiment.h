@@ -50,10 +50,7 @@
 //                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
 //   tile-fastdiv the persistent kernel decodes its tile numbers with multiply-shift divisions from the launcher
 //                instead of four run-time integer divisions a tile (loop value 134659 on every persistent tile; the
-//                same tiles, so the same bits; entry 64, not yet measured; not with half-diag)
-//   half-diag    the bf16 d128 128-row tiles leave out a warpgroup's dead upper half of its first key block (the
-//                causal diagonal block's first 64 rows; loop bit 65536 on run()'s value: 71171 one-tile, 69123
-//                persistent; entry 61, not yet measured)
+//                same tiles, so the same bits; entry 64, not yet measured)
 //   persist192-tma  the default: the 192-row tile for those only where K/V stream by TMA (a page size of 1-4
 //                tokens goes by copies, on which the 192-row tile lost 11%: edge/8-2-d40/p1, entry 47); elsewhere
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
@@ -128,7 +125,6 @@ struct Experiment {
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
-  bool half_diag = false;  // entry 61 (built, not yet measured)
   bool tile_fastdiv = false;  // entry 64 (built, not yet measured)
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -212,7 +208,6 @@ struct Experiment {
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
-      else if (t == "half-diag") e.half_diag = true;
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;

@@ -282,7 +282,8 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
 // kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
 // variant run their default.
-int persistent_or_default_flags(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
+  if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
@@ -293,14 +294,8 @@ int persistent_or_default_flags(const Experiment& e, const LaunchPlan& plan, con
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
   int flags = persistent_or_default_flags(e, plan, p, grid_m);
-  // tile-fastdiv (entry 64): every persistent tile lists 3587 | kLoopTileFastDiv; it does not combine with half-diag.
+  // tile-fastdiv (entry 64): every persistent tile lists 3587 | kLoopTileFastDiv.
   if (e.tile_fastdiv && flags == sm90::kPersistentLoopFlags) return flags | sm90::kTileFastDivLoopBit;
-  // half-diag (entry 61): the bf16 d128 128-row tiles only, the one tile whose variants list those values (other
-  // tiles fail an unlisted value; fp16 and e4m3-cache tiles have no variants and run their default).
-  if (e.half_diag && plan.block_m == 128 && plan.head_dim_padded == 128 && plan.head_dim_v_padded == 128 &&
-      plan.tile_variant == 0) {
-    return (flags < 0 ? sm90::kOneTileLoopFlags : flags) | sm90::kHalfDiagLoopBit;
-  }
   return flags;
 }
 

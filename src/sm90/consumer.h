@@ -82,17 +82,15 @@ struct Consumer {
     return (ks / kQkStepsPerRow) * Tile::kColumnBlockBytes + (ks % kQkStepsPerRow) * 32;
   }
 
-  // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S. kCols < kN: S's first
-  // kCols columns only (the block's first kCols keys; kLoopHalfDiag).
-  template <int kCols = kN>
-  __device__ __forceinline__ static void qk_gemm(float (&s)[kCols / 2], uint32_t smem_base, int stage, int wg) {
+  // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S.
+  __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
     const uint32_t q_rows = smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
     const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
 #pragma unroll
     for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint64_t desc_a = qk_desc(q_rows + qk_step_offset<typename Traits::QTile>(ks));
       const uint64_t desc_b = qk_desc(k_tile + qk_step_offset<typename Traits::KTile>(ks));
-      WgmmaSS<Mma, kCols>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
 
@@ -116,23 +114,20 @@ struct Consumer {
     asm("mov.b64 %0, {%1, %2};\n" : "=l"(d) : "r"(lo), "r"(hi));
     return d;
   }
-  template <int kCols = kN>
-  __device__ __forceinline__ static void qk_gemm_pre(float (&s)[kCols / 2], const DescBases& db, int stage) {
+  __device__ __forceinline__ static void qk_gemm_pre(float (&s)[kSRegs], const DescBases& db, int stage) {
     const uint32_t k_lo = db.k_lo + stage * (Traits::KTile::kBytes >> 4);
 #pragma unroll
     for (int ks = 0; ks < kQkSteps; ++ks) {
       const uint64_t desc_a = desc_join(db.q_lo + (qk_step_offset<typename Traits::QTile>(ks) >> 4), db.qk_hi);
       const uint64_t desc_b = desc_join(k_lo + (qk_step_offset<typename Traits::KTile>(ks) >> 4), db.qk_hi);
-      WgmmaSS<Mma, kCols>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
+      WgmmaSS<Mma, kN>::run(s, desc_a, desc_b, ks > 0 ? 1 : 0);
     }
   }
-  // kSteps < kPvSteps: the block's first keys only (kLoopHalfDiag).
-  template <int kSteps = kPvSteps>
   __device__ __forceinline__ static void pv_gemm_pre(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                      const DescBases& db, int stage, bool accumulate) {
     const uint32_t v_lo = db.v_lo + stage * (Traits::VTile::kBytes >> 4);
 #pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {
+    for (int kk = 0; kk < kPvSteps; ++kk) {
       const uint64_t desc_b = desc_join(v_lo + (pv_step_offset(kk) >> 4), db.v_hi);
       pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
     }
@@ -151,12 +146,11 @@ struct Consumer {
   }
 
   // O (+)= P V over the block's keys, 16 (32 for native e4m3) keys per wgmma.
-  template <int kSteps = kPvSteps>
   __device__ __forceinline__ static void pv_gemm(float (&o)[kORegs], const uint32_t (&pf)[kPRegs],
                                                  uint32_t smem_base, int stage, bool accumulate) {
     const uint32_t v_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
 #pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {
+    for (int kk = 0; kk < kPvSteps; ++kk) {
       const uint64_t desc_b = pv_desc(v_tile + pv_step_offset(kk));
       pv_step(o, pf, kk, desc_b, kk > 0 || accumulate);
     }
@@ -260,42 +254,6 @@ struct Consumer {
         pv_gemm(o, pf, base, stage, accumulate);
       }
     };
-    // kLoopHalfDiag (entry 61): where no row of this warpgroup sees a key in the upper half of the first block it
-    // visits (the causal diagonal block of a 128-row tile's first 64 rows, a sequence's last block when it ends in
-    // its first half), that block's QK^T computes S's first kN / 2 columns and its P*V the first kN / 2 keys. The
-    // other columns hold stale values that the mask (every such block needs one) sets to -inf, so P is 0 there:
-    // the products left out are exact zeros.
-    constexpr bool kHalfDiag = (kFlags & kLoopHalfDiag) != 0 && !kNative && !Traits::kHeadPacked &&
-                               Traits::kKeySplit == 1 && kN % 32 == 0;
-    bool half_first = false;
-    if constexpr (kHalfDiag) {
-      const int rows_in_seq = mask.seqlen_q * p.qheads_per_kvhead;
-      const int last_row = max(0, min(row_begin + 64 * row_wg + 63, rows_in_seq - 1));
-      const int last_tok = p.qheads_div.div(last_row);
-      const int hi = min(mask.seqlen_k - 1, mask.right == AttentionMask::kUnbounded
-                                                ? AttentionMask::kUnbounded
-                                                : mask.local_last(last_tok + mask.diag + mask.right));
-      half_first = hi < (n_end - 1) * kN + kN / 2;
-    }
-    auto qk_half = [&](int stage) {
-      if constexpr (kHalfDiag) {
-        auto& s_half = *reinterpret_cast<float(*)[kSRegs / 2]>(&s[0]);
-        if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
-          qk_gemm_pre<kN / 2>(s_half, desc_bases, stage);
-        } else {
-          qk_gemm<kN / 2>(s_half, base, stage, row_wg);
-        }
-      }
-    };
-    auto pv_half = [&](int stage) {  // the block's first P*V: O overwritten
-      if constexpr (kHalfDiag) {
-        if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
-          pv_gemm_pre<kPvSteps / 2>(o, pf, desc_bases, stage, false);
-        } else {
-          pv_gemm<kPvSteps / 2>(o, pf, base, stage, false);
-        }
-      }
-    };
     OnlineSoftmax<kN> softmax;
     softmax.init();
     // S is computed from the converted (not descaled) fp8 values: q_descale * k_descale of this (sequence, KV head)
@@ -359,11 +317,7 @@ struct Consumer {
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      if (kHalfDiag && half_first) {
-        qk_half(stage_of(key_of(0)));
-      } else {
-        qk(stage_of(key_of(0)));
-      }
+      qk(stage_of(key_of(0)));
       wgmma_commit_group();
       pass_turn(false);
       wgmma_wait_group<0>();
@@ -407,11 +361,7 @@ struct Consumer {
         wgmma_fence();
         qk(stage);
         wgmma_commit_group();
-        if (kHalfDiag && it == 1 && half_first) {
-          pv_half(prev_stage);
-        } else {
-          pv(prev_stage, it > 1);
-        }
+        pv(prev_stage, it > 1);
         wgmma_commit_group();
         pass_turn(false);
 
@@ -445,11 +395,7 @@ struct Consumer {
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
-      if (kHalfDiag && my_iters == 1 && half_first) {
-        pv_half(stage);
-      } else {
-        pv(stage, my_iters > 1);
-      }
+      pv(stage, my_iters > 1);
       wgmma_commit_group();
       pass_turn(true);
       wgmma_wait_group<0>();

@@ -35,9 +35,6 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent,                                                     // 3587
     // ... with the consumer's stage and phase carried from block to block (entry 52; d128 only)
     kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
-    // the first block's dead upper half left out (entry 61; half-diag adds it to run()'s value): one-tile, persistent
-    kExpBase | kLoopUniformWg | kLoopHalfDiag,                                      // 71171
-    kExpBase | kLoopPersistent | kLoopHalfDiag,                                     // 69123
     // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; tile-fastdiv)
     kExpBase | kLoopPersistent | kLoopTileFastDiv,                                  // 134659
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)

@@ -23,8 +23,7 @@ constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
 
 static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent), "the host's persistent loop value");
-static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kHalfDiagLoopBit == kLoopHalfDiag &&
-                  kTileFastDivLoopBit == kLoopTileFastDiv,
+static_assert(kTileFastDivLoopBit == kLoopTileFastDiv,
               "the host's loop values");
 
 template <class Traits, int kLoopFlags>
@@ -166,7 +165,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopHalfDiag | kLoopTileFastDiv)) ==
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv)) ==
                     kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default

@@ -33,7 +33,6 @@ enum LoopFlags : int {
   kLoopPageIdsAhead = 8192,  // native e4m3 producer: block-table reads two blocks ahead, clamped at use (entry 39)
   kLoopTransposeBatch = 16384,  // native e4m3 producer: the V transpose loads several passes before storing
   kLoopCarriedStage = 32768,  // the consumer loop carries its stage and phase instead of deriving them (entry 52)
-  kLoopHalfDiag = 65536,  // a warpgroup whose rows see no key of its first block's upper half skips it (entry 61)
   kLoopTileFastDiv = 131072,  // the persistent kernel decodes tile numbers by multiply-shift divisions (entry 64)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured

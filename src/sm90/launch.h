@@ -13,10 +13,6 @@ namespace flashseek::sm90 {
 // The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent; checked there),
 // for the host, which does not include the kernel headers.
 constexpr int kPersistentLoopFlags = 3587;
-// kernel_traits.h kDefaultLoopFlags (the one-tile kernel's value) and kLoopHalfDiag, for run()'s half-diag
-// experiment (entry 61; checked in fwd_persistent.h).
-constexpr int kOneTileLoopFlags = 5635;
-constexpr int kHalfDiagLoopBit = 65536;
 // kLoopTileFastDiv, for run()'s tile-fastdiv experiment (entry 64; every persistent tile lists its value).
 constexpr int kTileFastDivLoopBit = 131072;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |

@@ -386,8 +386,6 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
-  EXPECT_FALSE(Experiment::parse(nullptr).half_diag);  // entry 61, not yet measured
-  EXPECT_TRUE(Experiment::parse("half-diag").half_diag);
   EXPECT_FALSE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, not yet measured
   EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
   EXPECT_EQ(Experiment::parse(nullptr).split_longest, 0);  // entry 62, not yet measured

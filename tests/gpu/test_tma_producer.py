@@ -14,8 +14,7 @@ against the table's d64 decode tile: the same block_n, so the same bits. K and V
 promotion (l2promo=256, entry 51): a cache hint only, so the same bits. The forward and merge launched as
 programmatic dependents, the combine let in early and loading its partials beside the LSEs (entry 53): the same
 sums in the same order. The kvcache append and the cascade's merge loading their rows column by column
-(no-row-prefetch) against whole rows first (the default, entry 54): the same arithmetic. A warpgroup's first key
-block without its dead upper half (half-diag, entry 61): the products left out are zeros. Each case must also pass the
+(no-row-prefetch) against whole rows first (the default, entry 54): the same arithmetic. Each case must also pass the
 fp32 reference (so a shared mistake in both still fails)."""
 
 import os
@@ -93,8 +92,6 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
-               # entry 61: the first block's dead upper half left out (its products are exact zeros)
-               "half-diag",
                # entry 64: the persistent kernel's tile numbers by multiply-shift divisions (the same tiles)
                "tile-fastdiv"]
 
