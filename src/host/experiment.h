@@ -19,9 +19,6 @@
 //   split-fa     FlashAttention's wave-efficiency split rule instead of the cost model
 //   splitcap=N   at most N splits from the heuristic (num_splits = 0)
 //   split-model-v1  the split cost model's constants before entry 30 (35 GB/s a CTA, no per-row combine cost)
-//   split-longest=N  a varlen batch on the flat grid that the split model leaves whole, whose longest sequence's
-//                tiles fit N times in one wave and hold at least 2N key blocks: N splits (entry 62, not yet measured;
-//                edge nan-tail p256)
 //   splits=N     N splits where the heuristic would consider splitting (within the caller's bound and the key
 //                blocks, rounded down to a count that leaves no split empty): the split sweep's switch
 //   rate=N       the cost model's per-CTA streaming rate in GB/s
@@ -48,9 +45,10 @@
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
 //                gpt-oss 8q2k -16%, w128 windows -15%, entry 42); persist192: the default, kept for older commands
-//   tile-fastdiv the persistent kernel decodes its tile numbers with multiply-shift divisions from the launcher
-//                instead of four run-time integer divisions a tile (loop value 134659 on every persistent tile; the
-//                same tiles, so the same bits; entry 64, not yet measured)
+//   no-tile-fastdiv  the persistent kernel decodes its tile numbers with four run-time integer divisions a tile
+//                (loop value 3587) instead of multiply-shift divisions from the launcher (the default, 134659; the
+//                same tiles, so the same bits; 0.995 over 50 persistent-tile scenarios, OSS w128 windows -4%,
+//                entry 64); tile-fastdiv: the default, kept for older commands
 //   persist192-tma  the default: the 192-row tile for those only where K/V stream by TMA (a page size of 1-4
 //                tokens goes by copies, on which the 192-row tile lost 11%: edge/8-2-d40/p1, entry 47); elsewhere
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
@@ -120,12 +118,11 @@ struct Experiment {
   bool split_fa = false;
   int split_cap = 0;     // 0: none
   bool split_model_v1 = false;  // the split model's constants before entry 30
-  int split_longest = 0;  // entry 62: 0 off, N > 1 the split count of the batches it names
   int split_force = 0;   // 0: the model's count; n: n splits (clamped to the key blocks and the caller's bound)
   int cta_rate_gbps = 0; // 0: the model's default
   int loop_flags = -1;   // -1: the kernel's default main-loop variant
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
-  bool tile_fastdiv = false;  // entry 64 (built, not yet measured)
+  bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
@@ -184,7 +181,6 @@ struct Experiment {
       else if (t.rfind("splitcap=", 0) == 0) e.split_cap = std::atoi(t.c_str() + 9);
       else if (t == "split-model-v1") e.split_model_v1 = true;
       else if (t.rfind("splits=", 0) == 0) e.split_force = std::atoi(t.c_str() + 7);
-      else if (t.rfind("split-longest=", 0) == 0) e.split_longest = std::atoi(t.c_str() + 14);
       else if (t.rfind("rate=", 0) == 0) e.cta_rate_gbps = std::atoi(t.c_str() + 5);
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
@@ -209,6 +205,7 @@ struct Experiment {
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "no-persist") e.persistent = false;
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
+      else if (t == "no-tile-fastdiv") e.tile_fastdiv = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;
       else if (t == "fp8-cp8") e.fp8_copy16 = false;
       else if (t == "fp8-native") e.fp8_native = true;

@@ -212,20 +212,6 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     real.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
     splits = choose_num_splits(real);
   }
-  // split-longest=N (entry 62, an experiment): a varlen batch on the flat grid (sequences of very different lengths)
-  // that the model leaves whole, whose longest sequence's tiles fit N times in one wave and hold at least 2N key
-  // blocks: every tile split in N. The longest sequence's lone CTAs are the call's critical path (edge nan-tail
-  // p256: 32 CTAs of 8 blocks beside 128 of one); the short sequences' extra splits are mostly empty.
-  if (experiment.split_longest > 1 && splits == 1 && in.num_splits == 0 && in.real_total_q && head_pack == 1) {
-    const long long flat = flat_tiles_per_kv_head(in.total_q, plan.qheads_per_kvhead, tile.block_m, in.batch);
-    const long long longest_ctas = static_cast<long long>(plan.num_m_blocks) * in.num_heads_kv;
-    const int n_blocks = static_cast<int>((split.max_seqlen_k + plan.block_n - 1) / plan.block_n);
-    const int n = std::min(experiment.split_longest, kMaxSplits);
-    if (takes_flat_grid(flat, static_cast<long long>(in.batch) * plan.num_m_blocks) &&
-        longest_ctas * n <= static_cast<long long>(device.num_sms) * tile.ctas_per_sm && n_blocks >= 2 * n) {
-      splits = n;
-    }
-  }
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's
   // streaming when there is a next CTA to run: measured 0.81 -> 0.89..0.95 of cuDNN on grids of 1.5 waves and
   // more without splits, and a loss on shorter grids and with splits (perf-log entries 10, 16). bf16 d128 only

@@ -279,24 +279,17 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
   p.qheads_div = FastDiv::make(static_cast<uint32_t>(p.qheads_per_kvhead));
 }
 
-// The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h, loop value
-// kLoopBaseFlags | kLoopPersistent = 3587) where the plan prefers it, unless no-persist; tiles without that
-// variant run their default.
+// The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h) where the plan prefers
+// it, unless no-persist: loop value kLoopBaseFlags | kLoopPersistent | kLoopTileFastDiv = 134659 (entry 64; every
+// persistent tile lists it), 3587 under no-tile-fastdiv. Tiles without that variant run their default.
 int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
   if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
   const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  return sm90::persistent_takes(p, tiles, sm90::device_sm_count()) ? sm90::kPersistentLoopFlags : -1;
-}
-
-int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
-  if (e.loop_flags >= 0) return e.loop_flags;
-  int flags = persistent_or_default_flags(e, plan, p, grid_m);
-  // tile-fastdiv (entry 64): every persistent tile lists 3587 | kLoopTileFastDiv.
-  if (e.tile_fastdiv && flags == sm90::kPersistentLoopFlags) return flags | sm90::kTileFastDivLoopBit;
-  return flags;
+  if (!sm90::persistent_takes(p, tiles, sm90::device_sm_count())) return -1;
+  return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent,                                                     // 3587
     // ... with the consumer's stage and phase carried from block to block (entry 52; d128 only)
     kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
-    // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; tile-fastdiv)
+    // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; run()'s default since s15)
     kExpBase | kLoopPersistent | kLoopTileFastDiv,                                  // 134659
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539

@@ -13,7 +13,7 @@ namespace flashseek::sm90 {
 // The main-loop value of the persistent kernel (kernel_traits.h kLoopBaseFlags | kLoopPersistent; checked there),
 // for the host, which does not include the kernel headers.
 constexpr int kPersistentLoopFlags = 3587;
-// kLoopTileFastDiv, for run()'s tile-fastdiv experiment (entry 64; every persistent tile lists its value).
+// kLoopTileFastDiv, on run()'s persistent value by default (entry 64; every persistent tile lists it).
 constexpr int kTileFastDivLoopBit = 131072;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
 // kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).

@@ -386,10 +386,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
   EXPECT_TRUE(Experiment::parse(nullptr).persistent);
   EXPECT_FALSE(Experiment::parse("no-persist").persistent);
-  EXPECT_FALSE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, not yet measured
+  EXPECT_TRUE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, the default
+  EXPECT_FALSE(Experiment::parse("no-tile-fastdiv").tile_fastdiv);
   EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
-  EXPECT_EQ(Experiment::parse(nullptr).split_longest, 0);  // entry 62, not yet measured
-  EXPECT_EQ(Experiment::parse("split-longest=4").split_longest, 4);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -517,18 +516,6 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
   // A call the bound leaves whole stays whole: a 257-query prefill beside 16 decodes (578 tiles counted, 68 real;
   // edge q257s1k_16q1s600 ran 1.79x slower in 2 splits).
   EXPECT_EQ(call(257 + 16, 17, 257, 1000).num_splits, 1);
-}
-
-// Under FLASHSEEK_EXPERIMENT=split-longest=2 (ctest plan_under_split_longest; entry 62): edge nan-tail p256's shape,
-// a 100-query sequence of 1000 keys beside 16 one-query decodes at 32 / 8 heads, splits in 2; a batch of equal
-// sequences, a caller's split count and a short longest sequence do not.
-TEST(PlanUnderSplitLongest, AMixedBatchSplitsItsLongestSequence) {
-  if (Experiment::get().split_longest != 2) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=split-longest=2 (ctest)";
-  const PagedVarlenCall call{32, 8, 256, 8};
-  EXPECT_EQ(call(116, 17, 100, 1000, 0).num_splits, 2);  // 32 CTAs of 8 key blocks beside 128 of one
-  EXPECT_EQ(call(116, 17, 100, 1000, 1).num_splits, 1);  // the caller's count
-  EXPECT_EQ(call(17 * 100, 17, 100, 1000, 0).num_splits, 1);  // equal sequences: no flat grid
-  EXPECT_EQ(call(116, 17, 100, 300, 0).num_splits, 1);  // 3 key blocks: fewer than 2 per split
 }
 
 // 4 query heads per KV head.

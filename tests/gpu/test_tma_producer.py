@@ -92,8 +92,8 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
-               # entry 64: the persistent kernel's tile numbers by multiply-shift divisions (the same tiles)
-               "tile-fastdiv"]
+               # entry 64: the persistent kernel's tile numbers by run-time divisions (the default: multiply-shift)
+               "no-tile-fastdiv"]
 
 
 def _outputs(seed):
