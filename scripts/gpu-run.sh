@@ -63,6 +63,7 @@ run_step() {
     eval-full) python3 -m flashseek.eval.cli --out "$OUT/eval" 2>"$OUT/eval-progress.log" | tail -60 ;;
     eval:*)  # eval:<args>; with --out DIR among them the results go there (e.g. two halves of the grid)
       args=${step#eval:}
+      args=${args//\$OUT/$OUT}  # a literal $OUT (the step quoted in single quotes) means this call's $OUT
       case " $args " in *" --out "*) out_args=() ;; *) out_args=(--out "$OUT/eval") ;; esac
       # shellcheck disable=SC2086
       # EVAL_TIMEOUT (seconds, env:EVAL_TIMEOUT=N): cut a run that hangs (an experiment kernel) instead of the call

@@ -45,7 +45,7 @@ constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
 // 12 key blocks on average (q1k and 2k causal, windows up to ~1.5k, 729-token non-causal: all measured wins).
 // Mixed: the sequences are far from equal (a chunked prefill beside decodes, varlen packs), where the persistent
 // kernel's longest-first dealing won 2-14%.
-bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qheads_per_kvhead) {
+int64_t average_key_blocks(const PlanInputs& in, int block_m, int block_n, int qheads_per_kvhead) {
   const int64_t max_q = std::max<int64_t>(in.max_seqlen_q, 1);
   const int64_t max_k = std::max<int64_t>(in.max_seqlen_k, 1);
   const int64_t right = in.causal ? 0 : in.window_right;  // -1: unbounded
@@ -57,9 +57,37 @@ bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qhea
     const int64_t rows = std::max(1, block_m / std::max(1, qheads_per_kvhead));
     keys = std::min(keys, in.window_left + (right >= 0 ? right : max_k) + rows);
   }
-  const int64_t blocks = (keys + block_n - 1) / block_n;
-  const bool mixed = in.batch > 1 && in.total_q * 2 < static_cast<int64_t>(in.batch) * max_q;
-  return blocks <= 12 || mixed;
+  return (keys + block_n - 1) / block_n;
+}
+
+bool is_mixed_batch(const PlanInputs& in) {
+  return in.batch > 1 && in.total_q * 2 < static_cast<int64_t>(in.batch) * std::max<int64_t>(in.max_seqlen_q, 1);
+}
+
+bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qheads_per_kvhead) {
+  return average_key_blocks(in, block_m, block_n, qheads_per_kvhead) <= 12 || is_mixed_batch(in);
+}
+
+// short-m64 (entry 65, an experiment): a short bf16 prefill of equal sequences (the 128-row tiles' persistent
+// kernel's short-tile case, not a mixed batch) on the 64-row tiles, in a grid of 1.5 waves and more, so that the
+// two-CTA rule below gives it the two-CTA tile: two CTAs a SM, each with one consumer warpgroup, overlap one's
+// start and end (Q, the first block's wait, the epilogue) with the other's key blocks. The persistent 128-row kernel
+// runs these at ~3.7 us a key block against ~1.9 on long tiles (16q512, entry 61). d128 (decode tile 1, block_n 64:
+// other bits than the 128-row tile's) and, under short-m64-all, d64 (decode tile 3, block_n 128). Only where the
+// caller leaves the split count to us, as the two-CTA rule.
+bool takes_short_m64(const PlanInputs& in, const Experiment& experiment, const PaddedHeadDims& padded,
+                     int qheads_per_kvhead, const DeviceInfo& device) {
+  if (experiment.short_m64 == 0 || !in.bf16 || in.fp8_kv || in.fp8_qkv || in.mla_decode || in.num_splits != 0) {
+    return false;
+  }
+  const bool d128 = padded.head_dim == 128 && padded.head_dim_v == 128;
+  const bool d64 = padded.head_dim == 64 && padded.head_dim_v == 64;
+  if (!d128 && !(d64 && experiment.short_m64 == 2)) return false;
+  const int64_t packed_rows = in.max_seqlen_q * qheads_per_kvhead;
+  if (choose_block_m(packed_rows) != 128 || is_mixed_batch(in)) return false;
+  if (average_key_blocks(in, 128, 128, qheads_per_kvhead) > 12) return false;
+  const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * ((packed_rows + 63) / 64);
+  return 2 * grid_ctas >= 3LL * device.num_sms;
 }
 
 // Whether run() would give a 192-row d64 plan the persistent kernel (sm90/launch.h persistent_takes): K/V that TMA
@@ -96,9 +124,11 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
   const PaddedHeadDims padded =
       pad_head_dims(in.head_dim, in.head_dim_v, takes_d96_tiles(in, experiment, qheads_per_kvhead));
+  const int block_m = takes_short_m64(in, experiment, padded, qheads_per_kvhead, device)
+                          ? 64
+                          : choose_block_m(in.max_seqlen_q * qheads_per_kvhead);
   TileShape tile = in.mla_decode ? kMlaDecodeTile
-                                 : find_tile_shape(padded.head_dim, padded.head_dim_v,
-                                                   choose_block_m(in.max_seqlen_q * qheads_per_kvhead), in.fp8_kv);
+                                 : find_tile_shape(padded.head_dim, padded.head_dim_v, block_m, in.fp8_kv);
   // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2; d64: 3), before
   // the split count is chosen, so the splits see its CTAs per SM.
   const TileShape variant = decode_variant_tile(experiment.decode_tile);

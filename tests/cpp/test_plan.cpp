@@ -389,6 +389,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, the default
   EXPECT_FALSE(Experiment::parse("no-tile-fastdiv").tile_fastdiv);
   EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
+  EXPECT_EQ(Experiment::parse(nullptr).short_m64, 0);  // entry 65, not yet measured
+  EXPECT_EQ(Experiment::parse("short-m64").short_m64, 1);
+  EXPECT_EQ(Experiment::parse("short-m64-all").short_m64, 2);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -516,6 +519,32 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
   // A call the bound leaves whole stays whole: a 257-query prefill beside 16 decodes (578 tiles counted, 68 real;
   // edge q257s1k_16q1s600 ran 1.79x slower in 2 splits).
   EXPECT_EQ(call(257 + 16, 17, 257, 1000).num_splits, 1);
+}
+
+// Under FLASHSEEK_EXPERIMENT=short-m64 (ctest plan_under_short_m64; entry 65): short bf16 d128 prefills of equal
+// sequences in grids of 1.5 waves take the two-CTA 64-row tile; long, mixed, small, caller-split calls keep 128 rows.
+TEST(PlanUnderShortM64, ShortPrefillsTakeTheTwoCtaTile) {
+  if (Experiment::get().short_m64 != 1) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=short-m64 (ctest)";
+  const PagedVarlenCall l8{32, 8, 16, 512};
+  const LaunchPlan s16q512 = l8(16 * 512, 16, 512, 512);  // 16 x 8 KV heads x 32 m blocks of 64 rows
+  EXPECT_EQ(s16q512.block_m, 64);
+  EXPECT_EQ(s16q512.tile_variant, 1);
+  EXPECT_EQ(s16q512.block_n, 64);
+  EXPECT_EQ(s16q512.num_splits, 1);
+  EXPECT_FALSE(s16q512.persistent);
+  EXPECT_EQ(l8(1024, 1, 1024, 1024).block_m, 64);  // q1k: 4 key blocks a query on average, 512 CTAs
+  EXPECT_EQ(l8(8192, 1, 8192, 8192).block_m, 128);  // q8k: 32 key blocks a query on average
+  EXPECT_EQ(l8(16 * 512, 16, 512, 512, 1).block_m, 128);  // the caller's split count
+  EXPECT_EQ(l8(512 + 16, 17, 512, 2048).block_m, 128);  // a prefill beside 16 decodes (mixed)
+  const PagedVarlenCall one_kv_head{8, 1, 16, 512};
+  EXPECT_EQ(one_kv_head(256, 1, 256, 256).block_m, 128);  // 32 CTAs of 64 rows: under 1.5 waves
+}
+
+TEST(Plan, ShortPrefillsKeep128RowsByDefault) {
+  if (Experiment::get().short_m64 != 0) GTEST_SKIP() << "the default plan";
+  const LaunchPlan s16q512 = PagedVarlenCall{32, 8, 16, 512}(16 * 512, 16, 512, 512);
+  EXPECT_EQ(s16q512.block_m, 128);
+  EXPECT_TRUE(s16q512.persistent);
 }
 
 // 4 query heads per KV head.
