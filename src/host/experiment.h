@@ -54,6 +54,10 @@
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
 //                where run() will take the persistent kernel (TMA and 1.5 waves of 192-row tiles; entry 44: a
 //                short TMA-able call lost 4% on the 128-row tile, operator sliding256 d40)
+//   lpt[=MB]     the one-tile kernel's causal / windowed per-sequence grid launched heaviest m block first across
+//                sections of (sequence, KV head) pairs whose K/V fit MB megabytes (default 40) of L2, instead of
+//                pair after pair (FwdParams::lpt_section; the same tiles, so the same bits). Entry 66, not yet
+//                measured
 //   short-m64    a short bf16 d128 prefill of equal sequences (the persistent kernel's short-tile case) on the
 //                64-row tiles, whose grids of 1.5 waves take the two-CTA tile (decode tile 1, block_n 64: other
 //                bits); short-m64-all: d64 too (decode tile 3). Entry 65, not yet measured
@@ -134,6 +138,7 @@ struct Experiment {
   // ... where: 0 every such tile (entry 42), 1 K/V that TMA streams (entry 47), 2 only where the persistent kernel
   // will run (TMA and 1.5 waves, entry 44)
   int persist_m192_rule = 1;
+  int lpt_l2_mb = 0;  // entry 66: 0 off, else the L2 share in MB (not yet measured)
   int short_m64 = 0;  // entry 65: 1 d128, 2 d128 and d64 (not yet measured)
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
@@ -199,6 +204,8 @@ struct Experiment {
       else if (t == "persist192-tma") e.persist_m192_rule = 1;
       else if (t == "persist192-strict") e.persist_m192_rule = 2;
       else if (t == "short-m64") e.short_m64 = 1;
+      else if (t == "lpt") e.lpt_l2_mb = 40;
+      else if (t.rfind("lpt=", 0) == 0) e.lpt_l2_mb = std::atoi(t.c_str() + 4);
       else if (t == "short-m64-all") e.short_m64 = 2;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;

@@ -1,4 +1,5 @@
 // From validated arguments to kernel parameter blocks and launches. Host code only.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -292,6 +293,21 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
+// lpt (entry 66, an experiment): the one-tile kernel's heaviest m blocks first across sections of (sequence, KV
+// head) pairs, as many pairs a section as whose K/V fit the experiment's share of L2 (pairs whose tiles are in
+// flight together re-read their K/V from L2, entry 15's MHA batch). Only where tiles differ in cost (causal or a
+// window) on the per-sequence grid with m blocks to order; the persistent kernel deals its own order and ignores it.
+int lpt_section_of(const Experiment& e, const AttentionArgs& a, const LaunchPlan& plan, const FwdParams& p,
+                   int grid_m, bool fp8_kv) {
+  if (e.lpt_l2_mb <= 0 || p.flat_tiles || grid_m < 2) return 0;
+  if (!a.causal && a.window_left < 0 && a.window_right < 0) return 0;
+  const int64_t kv_bytes = std::max<int64_t>(1, a.max_seqlen_k) * (plan.head_dim_padded + plan.head_dim_v_padded) *
+                           (fp8_kv ? 1 : 2);
+  const int64_t pairs = static_cast<int64_t>(a.batch_size) * p.num_heads_kv * p.num_splits;
+  const int64_t fit = (static_cast<int64_t>(e.lpt_l2_mb) << 20) / kv_bytes;
+  return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max<int64_t>(pairs, 1)));
+}
+
 }  // namespace
 
 void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* stream) {
@@ -338,6 +354,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int64_t flat_tiles = flat_tiles_per_kv_head(p.total_q, p.qheads_per_kvhead, block_m, a.batch_size);
   p.flat_tiles = a.cu_seqlens_q.given() && takes_flat_grid(flat_tiles, per_sequence_tiles) ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
+  p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv);
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;

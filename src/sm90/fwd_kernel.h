@@ -31,6 +31,25 @@ namespace flashseek::sm90 {
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 
+// FwdParams::lpt_section (entry 66): the CTA's linear launch index, taken as sections of `section` (sequence, KV
+// head) pairs, each section's tiles m block by m block from the heaviest with the pairs fastest. Otherwise each
+// pair's heaviest tiles start only after every earlier pair's, so with few pairs (16 MHA heads of one sequence)
+// the last pairs' heaviest tiles run alone at the end. Three divisions a CTA.
+__device__ __forceinline__ void lpt_tile_order(int section, int& bx, int& by, int& bz) {
+  const int grid_m = gridDim.x;
+  const int pairs = gridDim.y * gridDim.z;
+  const int linear = blockIdx.x + grid_m * (blockIdx.y + gridDim.y * blockIdx.z);
+  const int section_tiles = section * grid_m;
+  const int first_pair = linear / section_tiles * section;
+  const int section_pairs = min(section, pairs - first_pair);
+  const int r = linear - first_pair * grid_m;
+  const int heaviness = r / section_pairs;
+  const int pair = first_pair + (r - heaviness * section_pairs);
+  bx = grid_m - 1 - heaviness;
+  bz = pair / gridDim.y;
+  by = pair - bz * gridDim.y;
+}
+
 // One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
 struct TileWork {
   SequenceInfo seq;
@@ -81,9 +100,11 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
 
   // The hardware starts CTAs in blockIdx order: the last m blocks (a causal sequence's heaviest) first, so the
   // light ones fill the last wave (the flat grid's resolve does the same).
-  const int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
+  int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
+  int by = blockIdx.y, bz = blockIdx.z;
+  if (p.lpt_section > 0 && !p.flat_tiles) lpt_tile_order(p.lpt_section, bx, by, bz);
   TileWork w;
-  if (!w.resolve<Traits>(p, bx, blockIdx.y, blockIdx.z, gridDim.x)) return;
+  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
   const SequenceInfo& seq = w.seq;
   const AttentionMask& mask = w.mask;
   const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;

@@ -392,6 +392,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse(nullptr).short_m64, 0);  // entry 65, not yet measured
   EXPECT_EQ(Experiment::parse("short-m64").short_m64, 1);
   EXPECT_EQ(Experiment::parse("short-m64-all").short_m64, 2);
+  EXPECT_EQ(Experiment::parse(nullptr).lpt_l2_mb, 0);  // entry 66, not yet measured
+  EXPECT_EQ(Experiment::parse("lpt").lpt_l2_mb, 40);
+  EXPECT_EQ(Experiment::parse("lpt=24").lpt_l2_mb, 24);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

@@ -93,7 +93,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
                # entry 64: the persistent kernel's tile numbers by run-time divisions (the default: multiply-shift)
-               "no-tile-fastdiv"]
+               "no-tile-fastdiv",
+               # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads)
+               "lpt", "lpt=8"]
 
 
 def _outputs(seed):
