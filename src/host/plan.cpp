@@ -168,6 +168,14 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
   }
+  // d96-m192 (entry 67, an experiment): the one-tile 128-row bf16 d96 prefill tiles (head dims 72-96) on three
+  // consumer warpgroups, as FA3 runs them. Its block_n 96 sums keys in other blocks than the d96 / d128 tiles, so
+  // only where the caller leaves the split count to us (as the two-CTA decode tile).
+  if (experiment.d96_m192 && in.bf16 && !in.mla_decode && !in.fp8_kv && !persistent && in.num_splits == 0 &&
+      tile.block_m == 128 && tile.head_dim == 96 && tile.head_dim_v == 96) {
+    tile = kD96M192Tile;
+    plan.tile_variant = kD96M192Variant;
+  }
   // The same for e4m3 q/k/v on the native d64 tile (1783 -> 1516 us on fp8/OSS q8k, entry 36); run() gives a call the
   // native tiles refuse to the converting 128-row tile. Short tiles too, which the native tiles run one CTA each
   // (no persistent kernel): fp8/OSS q8k w128 275.7 -> 236.7 us (entry 53).

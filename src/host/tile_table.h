@@ -105,6 +105,14 @@ constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
+// d96, 192 rows (FLASHSEEK_EXPERIMENT=d96-m192, entry 67; bf16 only): three consumer warpgroups share each K/V
+// block, as FA3 runs head dims up to 96 (192 x 144). block_n 96: at 128 the consumers' S, P and O (64 + 32 + 48
+// words) spilled 144 bytes and ptxas serialized the wgmmas (C7512); at 96 (48 + 24 + 48) neither. Not in
+// kTileShapes: its key blocks differ from the 64- and 128-row d96 tiles' (other bits), so the plan takes it only
+// where the caller leaves the split count to us, as the two-CTA decode tile. Q 36 + 4 x 36 KB = 180 KB.
+constexpr int kD96M192Variant = 210;
+constexpr TileShape kD96M192Tile = {96, 96, 192, 96, 4, false, 0};
+
 // Native e4m3 tiles (q, k and v all e4m3, d 128; sm90/producer_fp8_native.h, docs/perf-log.md entry 17): K and the
 // raw V arrive by TMA as e4m3, the producer transposes V into V^T (keys contiguous, what e4m3 wgmma needs), the
 // consumers multiply e4m3 x e4m3 with P in e4m3. Per stage: K (block_n x d bytes) + V^T (d x block_n); raw V

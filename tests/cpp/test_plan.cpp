@@ -395,6 +395,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse(nullptr).lpt_l2_mb, 0);  // entry 66, not yet measured
   EXPECT_EQ(Experiment::parse("lpt").lpt_l2_mb, 40);
   EXPECT_EQ(Experiment::parse("lpt=24").lpt_l2_mb, 24);
+  EXPECT_FALSE(Experiment::parse(nullptr).d96_m192);  // entry 67, not yet measured
+  EXPECT_TRUE(Experiment::parse("d96-m192").d96_m192);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -742,6 +744,24 @@ TEST(PlanUnderD96, SixteenBitHeadDimsUpTo96TakeTheD96Tiles) {
   EXPECT_EQ(decode_plan(DType::kFloat16, 16, 32, 32, 96, 4096, 0, 512).block_m, 128);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 128, 4096, 0).head_dim_padded, 128);
+}
+
+// Under FLASHSEEK_EXPERIMENT=d96-m192 (ctest plan_under_d96_m192; entry 67): a long bf16 d96 prefill (P3 q8k, 32
+// MHA heads) takes the 192-row d96 tile; a caller's split count, fp16 and a short prefill (the persistent kernel's,
+// padded to 128) do not.
+TEST(PlanUnderD96M192, LongBf16D96PrefillsTake192Rows) {
+  if (!Experiment::get().d96_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96-m192 (ctest)";
+  const LaunchPlan p3 = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
+  EXPECT_EQ(p3.head_dim_padded, 96);
+  EXPECT_EQ(p3.block_m, 192);
+  EXPECT_EQ(p3.block_n, 96);
+  EXPECT_EQ(p3.num_m_blocks, 43);  // 8192 rows in 192-row tiles
+  EXPECT_FALSE(p3.persistent);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 1, 8192).block_m, 128);  // the caller's splits
+  EXPECT_EQ(decode_plan(DType::kFloat16, 1, 32, 32, 96, 8192, 0, 8192).block_m, 128);
+  const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
+  EXPECT_EQ(q1k.head_dim_padded, 128);
+  EXPECT_EQ(q1k.block_m, 128);
 }
 
 // Under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest plan_under_fp8_headpack; off by default, entry 37).

@@ -3,7 +3,8 @@ columns (Q, K and V in three 64-byte-swizzled column blocks, V as an MN-major wg
 128. Prefill (128 rows), decode (64 rows), splits and their combine at dv 96, varlen, paged by TMA and by cp.async
 (1-token pages), batched caches with unused slots, windows, softcap, sinks, LSE, fp16 and bf16. Each case runs in
 this process with whatever FLASHSEEK_EXPERIMENT is set (the default pads to 128), and
-test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process)."""
+test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process), and
+test_module_under_d96_m192 under d96,d96-m192 (the long bf16 prefills on the 192-row d96 tile, entry 67)."""
 
 import os
 import importlib.util
@@ -26,6 +27,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 UNDER_D96 = "d96" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+UNDER_D96_M192 = "d96-m192" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
 
 
 def _sc(heads, batch, name, **kw):
@@ -45,6 +47,10 @@ CASES = [
     _sc(custom_heads(8, 2, 96), "16q1s2k", "d96-batched-gaps", kv_layout="batched", kv_gap=37, causal=True),
     _sc(custom_heads(8, 2, 72), "q129s463_4q1s1328", "d72-page1", page_size=1, causal=True),
     _sc(custom_heads(4, 4, 96), "2q2k", "d96-noout", causal=True, out_given=False),
+    # long prefills, the 192-row d96 tile's under d96-m192 (more than 12 key blocks a query on average)
+    _sc(custom_heads(8, 8, 96), "q4000", "d96-long-causal", causal=True),
+    _sc(custom_heads(16, 4, 80), "q3500_q2900_q77", "d80-long-varlen-lse", kv_layout="varlen", causal=False,
+        return_lse=True),
 ]
 
 
@@ -54,11 +60,22 @@ def test_d96_case(scenario):
     assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
 
 
-@pytest.mark.skipif(UNDER_D96, reason="this process already runs under d96")
-def test_module_under_d96():
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT="d96", FLASHSEEK_TEST_SEED=str(session_seed()))
+def _rerun_module_under(experiment):
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
                            "-p", "no:cacheprovider", *_CASE_TIMEOUT],
                           env=env, capture_output=True, text=True, timeout=300)
     tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=d96: module failed\n{tail}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
+
+
+@pytest.mark.skipif(UNDER_D96 or UNDER_D96_M192, reason="this process already runs under an experiment")
+def test_module_under_d96():
+    _rerun_module_under("d96")
+
+
+# Entry 67: the 128-row d96 prefill tiles on 192 rows (three consumer warpgroups, block_n 96); d96 too, so that
+# every case's 16-bit head dims take the d96 tiles, and the long ones then 192 rows.
+@pytest.mark.skipif(UNDER_D96 or UNDER_D96_M192, reason="this process already runs under an experiment")
+def test_module_under_d96_m192():
+    _rerun_module_under("d96,d96-m192")
