@@ -54,9 +54,9 @@
 //                the 128-row tile. persist192-any: every such tile (entry 42's rule). persist192-strict: only
 //                where run() will take the persistent kernel (TMA and 1.5 waves of 192-row tiles; entry 44: a
 //                short TMA-able call lost 4% on the 128-row tile, operator sliding256 d40)
-//   lpt[=MB]     the one-tile kernel's causal / windowed per-sequence grid launched heaviest m block first across
-//                sections of (sequence, KV head) pairs whose K/V fit MB megabytes (default 40) of L2, instead of
-//                pair after pair (FwdParams::lpt_section; the same tiles, so the same bits). Entry 66, not yet
+//   lpt[=MB]     the one-tile kernel's causal / windowed grid launched heaviest tile first across sections of
+//                (sequence, KV head) pairs (the flat grid: KV heads) whose K/V fit MB megabytes (default 40) of
+//                L2, instead of pair after pair (FwdParams::lpt_section; the same tiles, so the same bits). Entry 66, not yet
 //                measured
 //   d96-m192     the one-tile 128-row bf16 d96 prefill tiles (head dims 72-96 where the plan takes the d96
 //                tiles) on 192 rows, three consumer warpgroups, block_n 96 (other bits; the caller's split count

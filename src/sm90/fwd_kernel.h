@@ -34,7 +34,8 @@ static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIds
 // FwdParams::lpt_section (entry 66): the CTA's linear launch index, taken as sections of `section` (sequence, KV
 // head) pairs, each section's tiles m block by m block from the heaviest with the pairs fastest. Otherwise each
 // pair's heaviest tiles start only after every earlier pair's, so with few pairs (16 MHA heads of one sequence)
-// the last pairs' heaviest tiles run alone at the end. Three divisions a CTA.
+// the last pairs' heaviest tiles run alone at the end. On the flat grid a pair is a KV head (gridDim.z is 1) and
+// its tiles are the varlen batch's, last first. Three divisions a CTA.
 __device__ __forceinline__ void lpt_tile_order(int section, int& bx, int& by, int& bz) {
   const int grid_m = gridDim.x;
   const int pairs = gridDim.y * gridDim.z;
@@ -102,7 +103,10 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   // light ones fill the last wave (the flat grid's resolve does the same).
   int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
   int by = blockIdx.y, bz = blockIdx.z;
-  if (p.lpt_section > 0 && !p.flat_tiles) lpt_tile_order(p.lpt_section, bx, by, bz);
+  if (p.lpt_section > 0) {
+    lpt_tile_order(p.lpt_section, bx, by, bz);
+    if (p.flat_tiles) bx = gridDim.x - 1 - bx;  // resolve counts the flat grid's tiles from its last
+  }
   TileWork w;
   if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
   const SequenceInfo& seq = w.seq;

@@ -179,9 +179,10 @@ struct FwdParams {
   FastDiv tile_y_div;
   FastDiv tile_m_div;
   FastDiv heads_kv_div;
-  // The one-tile kernel's launch order on the per-sequence grid (entry 66, FLASHSEEK_EXPERIMENT=lpt): 0, each
-  // (sequence, KV head) pair's m blocks from the heaviest, pair after pair; n > 0, sections of n pairs (as many as
-  // whose K/V fit a share of L2), and in each section every pair's heaviest m block before any pair's next one.
+  // The one-tile kernel's launch order (entry 66, FLASHSEEK_EXPERIMENT=lpt): 0, each (sequence, KV head) pair's m
+  // blocks from the heaviest (the flat grid: each KV head's tiles from the last), pair after pair; n > 0, sections
+  // of n pairs (as many as whose K/V fit a share of L2), and in each section every pair's heaviest tile before any
+  // pair's next one.
   int lpt_section;
 };
 
