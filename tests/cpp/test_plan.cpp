@@ -537,7 +537,10 @@ TEST(PlanUnderShortM64, ShortPrefillsTakeTheTwoCtaTile) {
   EXPECT_EQ(s16q512.block_n, 64);
   EXPECT_EQ(s16q512.num_splits, 1);
   EXPECT_FALSE(s16q512.persistent);
-  EXPECT_EQ(l8(1024, 1, 1024, 1024).block_m, 64);  // q1k: 4 key blocks a query on average, 512 CTAs
+  const LaunchPlan q1k = l8(1024, 1, 1024, 1024);  // 4 key blocks a query on average, 512 CTAs
+  EXPECT_EQ(q1k.block_m, 64);
+  EXPECT_EQ(q1k.tile_variant, 1);
+  EXPECT_EQ(q1k.num_splits, 1);
   EXPECT_EQ(l8(8192, 1, 8192, 8192).block_m, 128);  // q8k: 32 key blocks a query on average
   EXPECT_EQ(l8(16 * 512, 16, 512, 512, 1).block_m, 128);  // the caller's split count
   EXPECT_EQ(l8(512 + 16, 17, 512, 2048).block_m, 128);  // a prefill beside 16 decodes (mixed)
