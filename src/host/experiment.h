@@ -61,6 +61,8 @@
 //   d96-m192     the one-tile 128-row bf16 d96 prefill tiles (head dims 72-96 where the plan takes the d96
 //                tiles) on 192 rows, three consumer warpgroups, block_n 96 (other bits; the caller's split count
 //                left to us). Entry 67, not yet measured
+//   d96-persist  the short bf16 prefills of head dims 72-96 (those the plan gives the persistent kernel) on the
+//                d96 tile's persistent kernel instead of padded to 128 (entry 68, not yet measured)
 //   short-m64    a short bf16 d128 prefill of equal sequences (the persistent kernel's short-tile case) on the
 //                64-row tiles, whose grids of 1.5 waves take the two-CTA tile (decode tile 1, block_n 64: other
 //                bits); short-m64-all: d64 too (decode tile 3). Entry 65, not yet measured
@@ -142,6 +144,7 @@ struct Experiment {
   // will run (TMA and 1.5 waves, entry 44)
   int persist_m192_rule = 1;
   int lpt_l2_mb = 0;  // entry 66: 0 off, else the L2 share in MB (not yet measured)
+  bool d96_persist = false;  // entry 68 (not yet measured)
   bool d96_m192 = false;  // entry 67 (not yet measured)
   int short_m64 = 0;  // entry 65: 1 d128, 2 d128 and d64 (not yet measured)
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
@@ -211,6 +214,7 @@ struct Experiment {
       else if (t == "lpt") e.lpt_l2_mb = 40;
       else if (t.rfind("lpt=", 0) == 0) e.lpt_l2_mb = std::atoi(t.c_str() + 4);
       else if (t == "d96-m192") e.d96_m192 = true;
+      else if (t == "d96-persist") e.d96_persist = true;
       else if (t == "short-m64-all") e.short_m64 = 2;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;

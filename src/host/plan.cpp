@@ -108,6 +108,7 @@ bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int n
 // prefills) +4..+7% (P3 q1k, VIT72 16q729, VIT80 16q1k). So by default only the one-tile 128-row prefill; decodes
 // (64-row tiles, memory-bound, with the two-CTA and split rules of the d128 tiles) keep 128. The padded columns
 // add exact zeros, so a token has the same bits on either tile. `d96` forces them everywhere, `no-d96` never.
+// Since entry 68 the bf16 d96 tile has a persistent kernel too (what `d96` then runs on short tiles).
 bool takes_d96_tiles(const PlanInputs& in, const Experiment& experiment, int qheads_per_kvhead) {
   if (in.fp8_kv || in.mla_decode || in.head_dim != in.head_dim_v || in.head_dim <= 64 || in.head_dim > 96) {
     return false;
@@ -115,7 +116,10 @@ bool takes_d96_tiles(const PlanInputs& in, const Experiment& experiment, int qhe
   if (experiment.d96_tiles) return true;
   if (!experiment.d96_auto) return false;
   const TileShape padded128 = find_tile_shape(128, 128, choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
-  return padded128.block_m == 128 && !prefers_persistent(in, padded128.block_m, padded128.block_n, qheads_per_kvhead);
+  if (padded128.block_m != 128) return false;
+  // d96-persist (entry 68, an experiment): the short bf16 tiles too, on the d96 tile's persistent kernel.
+  return !prefers_persistent(in, padded128.block_m, padded128.block_n, qheads_per_kvhead) ||
+         (experiment.d96_persist && in.bf16);
 }
 
 LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {

@@ -48,4 +48,22 @@ using ExperimentLoopFlagsD64 =
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
 using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
+// The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
+// at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).
+using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
+
+// Whether a tile with variants lists `value`; a value its list lacks leaves it on its default (a process under
+// FLASHSEEK_EXPERIMENT=1539 runs the 192-row and d96 tiles as before they had variants). The d128 and d64 128-row
+// tiles list every experiment value, and an unlisted one fails their launch.
+template <int kD, int kBlockM>
+constexpr bool experiment_lists(int value) {
+  if constexpr (kBlockM == 192) {
+    return ExperimentLoopFlagsD64M192::contains(value);
+  } else if constexpr (kD == 96) {
+    return ExperimentLoopFlagsD96::contains(value);
+  } else {
+    return true;
+  }
+}
+
 }  // namespace flashseek::sm90

@@ -177,8 +177,9 @@ template <class Traits>
 constexpr bool has_experiment_variants() {
   constexpr bool kBf16 = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv &&
                          Traits::kVariant == 0 && Traits::kD == Traits::kDv;
-  // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42).
-  return kBf16 && ((Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64)) ||
+  // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42); the 128-row
+  // d96 tile: its persistent kernel (entry 68).
+  return kBf16 && ((Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64 || Traits::kD == 96)) ||
                    (Traits::kBlockM == 192 && Traits::kD == 64));
 }
 
@@ -246,10 +247,10 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     }
   }
   if constexpr (has_experiment_variants<Traits>()) {
-    // A forced value of the 128-row tiles' variants that the 192-row tile does not list (a whole process under
-    // FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves that tile on its default, as before it had
-    // variants.
-    const bool listed = Traits::kBlockM != 192 || ExperimentLoopFlagsD64M192::contains(loop_flags);
+    // A forced value of the 128-row tiles' variants that the 192-row or d96 tile does not list (a whole process
+    // under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves that tile on its default, as before it
+    // had variants.
+    const bool listed = experiment_lists<Traits::kD, Traits::kBlockM>(loop_flags);
     if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags && listed) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
     }

@@ -397,6 +397,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse("lpt=24").lpt_l2_mb, 24);
   EXPECT_FALSE(Experiment::parse(nullptr).d96_m192);  // entry 67, not yet measured
   EXPECT_TRUE(Experiment::parse("d96-m192").d96_m192);
+  EXPECT_FALSE(Experiment::parse(nullptr).d96_persist);  // entry 68, not yet measured
+  EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -765,6 +767,22 @@ TEST(PlanUnderD96M192, LongBf16D96PrefillsTake192Rows) {
   const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
   EXPECT_EQ(q1k.head_dim_padded, 128);
   EXPECT_EQ(q1k.block_m, 128);
+}
+
+// Under FLASHSEEK_EXPERIMENT=d96-persist (ctest plan_under_d96_persist; entry 68): a short bf16 d96 prefill (P3
+// q1k) takes the d96 tile and the persistent kernel; fp16 keeps the padded tile; a long one the one-tile d96 tile.
+TEST(PlanUnderD96Persist, ShortBf16D96PrefillsTakeTheD96PersistentKernel) {
+  if (!Experiment::get().d96_persist) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96-persist (ctest)";
+  const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
+  EXPECT_EQ(q1k.head_dim_padded, 96);
+  EXPECT_EQ(q1k.block_m, 128);
+  EXPECT_TRUE(q1k.persistent);
+  const LaunchPlan fp16 = decode_plan(DType::kFloat16, 1, 32, 32, 96, 1024, 0, 1024);
+  EXPECT_EQ(fp16.head_dim_padded, 128);
+  const LaunchPlan q8k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
+  EXPECT_EQ(q8k.head_dim_padded, 96);
+  EXPECT_FALSE(q8k.persistent);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);  // decodes keep 128
 }
 
 // Under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest plan_under_fp8_headpack; off by default, entry 37).

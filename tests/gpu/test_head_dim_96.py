@@ -3,7 +3,8 @@ columns (Q, K and V in three 64-byte-swizzled column blocks, V as an MN-major wg
 128. Prefill (128 rows), decode (64 rows), splits and their combine at dv 96, varlen, paged by TMA and by cp.async
 (1-token pages), batched caches with unused slots, windows, softcap, sinks, LSE, fp16 and bf16. Each case runs in
 this process with whatever FLASHSEEK_EXPERIMENT is set (the default pads to 128), and
-test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process), and
+test_module_under_d96 re-runs the module in a subprocess under d96 (the variable is read once per process; the
+short bf16 cases then run the d96 tile's persistent kernel, entry 68), and
 test_module_under_d96_m192 under d96,d96-m192 (the long bf16 prefills on the 192-row d96 tile, entry 67)."""
 
 import os
