@@ -14,6 +14,7 @@
 #include "fwd_params.h"
 #include "kernel_traits.h"
 #include "launch.h"
+#include "launch_order.h"
 #include "mask.h"
 #include "prims/async_copy.h"
 #include "prims/mbarrier.h"
@@ -30,26 +31,6 @@ namespace flashseek::sm90 {
 
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
-
-// FwdParams::lpt_section (entry 66): the CTA's linear launch index, taken as sections of `section` (sequence, KV
-// head) pairs, each section's tiles m block by m block from the heaviest with the pairs fastest. Otherwise each
-// pair's heaviest tiles start only after every earlier pair's, so with few pairs (16 MHA heads of one sequence)
-// the last pairs' heaviest tiles run alone at the end. On the flat grid a pair is a KV head (gridDim.z is 1) and
-// its tiles are the varlen batch's, last first. Three divisions a CTA.
-__device__ __forceinline__ void lpt_tile_order(int section, int& bx, int& by, int& bz) {
-  const int grid_m = gridDim.x;
-  const int pairs = gridDim.y * gridDim.z;
-  const int linear = blockIdx.x + grid_m * (blockIdx.y + gridDim.y * blockIdx.z);
-  const int section_tiles = section * grid_m;
-  const int first_pair = linear / section_tiles * section;
-  const int section_pairs = min(section, pairs - first_pair);
-  const int r = linear - first_pair * grid_m;
-  const int heaviness = r / section_pairs;
-  const int pair = first_pair + (r - heaviness * section_pairs);
-  bx = grid_m - 1 - heaviness;
-  bz = pair / gridDim.y;
-  by = pair - bz * gridDim.y;
-}
 
 // One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
 struct TileWork {
@@ -104,8 +85,13 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
   int by = blockIdx.y, bz = blockIdx.z;
   if (p.lpt_section > 0) {
-    lpt_tile_order(p.lpt_section, bx, by, bz);
-    if (p.flat_tiles) bx = gridDim.x - 1 - bx;  // resolve counts the flat grid's tiles from its last
+    // Entry 66: each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise the last pairs'
+    // heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one sequence).
+    const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const LaunchTile t = lpt_tile_of(linear, gridDim.x, gridDim.y, gridDim.z, p.lpt_section);
+    bx = p.flat_tiles ? t.heaviness : gridDim.x - 1 - t.heaviness;  // resolve counts flat tiles from the last
+    by = t.y;
+    bz = t.z;
   }
   TileWork w;
   if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;

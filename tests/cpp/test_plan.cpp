@@ -1,9 +1,11 @@
-// CPU tests of the launch planning: tile table, head-dim padding, split heuristic, fast division.
+// CPU tests of the launch planning: tile table, head-dim padding, split heuristic, launch order, fast division.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "../../src/sm90/fwd_params.h"
+#include "../../src/sm90/launch_order.h"
 #include "flashseek/flashseek.h"
 #include "experiment.h"
 #include "l2_policy.h"
@@ -399,6 +401,41 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("d96-m192").d96_m192);
   EXPECT_FALSE(Experiment::parse(nullptr).d96_persist);  // entry 68, not yet measured
   EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
+}
+
+// lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old
+// order (each pair's tiles after the previous pair's); within a section the heaviest tiles of all its pairs first.
+TEST(LaunchOrder, LptVisitsEveryTileOnceHeaviestFirstInEachSection) {
+  struct Grid { int x, y, z, section; };
+  for (const Grid g : {Grid{32, 16, 1, 16}, Grid{32, 16, 1, 12}, Grid{7, 3, 5, 4}, Grid{9, 4, 2, 1}, Grid{5, 6, 1, 64},
+                       Grid{1, 8, 3, 5}}) {
+    const int pairs = g.y * g.z;
+    std::vector<int> seen(static_cast<size_t>(g.x) * pairs, 0);
+    int last_section = -1, last_heaviness = 0;
+    for (int linear = 0; linear < g.x * pairs; ++linear) {
+      const LaunchTile t = lpt_tile_of(linear, g.x, g.y, g.z, g.section);
+      ASSERT_GE(t.heaviness, 0);
+      ASSERT_LT(t.heaviness, g.x);
+      ASSERT_GE(t.y, 0);
+      ASSERT_LT(t.y, g.y);
+      ASSERT_GE(t.z, 0);
+      ASSERT_LT(t.z, g.z);
+      const int pair = t.y + g.y * t.z;
+      ++seen[static_cast<size_t>(pair) * g.x + t.heaviness];
+      const int section = pair / g.section;
+      ASSERT_GE(section, last_section) << "sections run one after another";
+      if (section == last_section) ASSERT_GE(t.heaviness, last_heaviness) << "heaviest first in a section";
+      last_section = section;
+      last_heaviness = t.heaviness;
+      if (g.section == 1) {
+        EXPECT_EQ(pair, linear / g.x);
+        EXPECT_EQ(t.heaviness, linear % g.x);
+      }
+    }
+    for (const int n : seen) ASSERT_EQ(n, 1) << g.x << "x" << g.y << "x" << g.z << " sections of " << g.section;
+  }
+  // 16 pairs in one section: the first 16 CTAs are every pair's heaviest tile.
+  for (int linear = 0; linear < 16; ++linear) EXPECT_EQ(lpt_tile_of(linear, 32, 16, 1, 16).heaviness, 0);
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

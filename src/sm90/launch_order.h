@@ -1,0 +1,33 @@
+// The one-tile kernel's launch order under FwdParams::lpt_section (docs/perf-log.md entry 66): the tile the CTA of
+// linear launch index `linear` takes. Plain C++ as well, so that CPU tests check it (tests/cpp/test_plan.cpp).
+#pragma once
+
+#ifdef __CUDACC__
+#define FLASHSEEK_HOST_DEVICE __host__ __device__
+#else
+#define FLASHSEEK_HOST_DEVICE
+#endif
+
+namespace flashseek {
+
+// heaviness 0 is a pair's heaviest tile; (y, z) the pair's grid coordinates.
+struct LaunchTile {
+  int heaviness;
+  int y;
+  int z;
+};
+
+// The grid's (y, z) pairs (y fastest) in sections of `section`; a section's tiles heaviness by heaviness, its pairs
+// fastest. A section of one pair is each pair's tiles after the previous pair's. Dividends below 2^31 (run() checks
+// the grid's size).
+FLASHSEEK_HOST_DEVICE inline LaunchTile lpt_tile_of(int linear, int grid_x, int grid_y, int grid_z, int section) {
+  const int pairs = grid_y * grid_z;
+  const int first_pair = linear / (section * grid_x) * section;
+  const int section_pairs = pairs - first_pair < section ? pairs - first_pair : section;
+  const int r = linear - first_pair * grid_x;
+  const int heaviness = r / section_pairs;
+  const int pair = first_pair + (r - heaviness * section_pairs);
+  return {heaviness, pair % grid_y, pair / grid_y};
+}
+
+}  // namespace flashseek
