@@ -7,7 +7,8 @@
 #          ncu-scn:<scenario>[,<value>] (scripts/ncu_scenario.sh: the forward kernel of one grid scenario under ncu)
 #          env:NAME=VALUE / unenv:NAME  set / unset a variable for the steps after it (e.g. FLASHSEEK_EXPERIMENT)
 #          A py: step is cut after PY_TIMEOUT seconds (default 240; env:PY_TIMEOUT=N for a longer script, 0 for
-#          none) and an eval: step after EVAL_TIMEOUT (default none), so that a deadlocking kernel costs one step
+#          none) and an eval: step or an ab: round after EVAL_TIMEOUT (default none), so that a deadlocking kernel
+#          costs one step
 #          ab:A|B|ROUNDS|EVAL ARGS  an interleaved A/B of two FLASHSEEK_EXPERIMENT values (or "default"), ours
 #                               only (--baselines none), ROUNDS rounds each, compared by scripts/ab_compare.py
 #          sanitize:<scenario>[,<tool>]  that grid scenario's call under compute-sanitizer (memcheck unless a tool
@@ -79,9 +80,10 @@ run_step() {
         for side in a b; do
           local v=$va; [ $side = b ] && v=$vb
           # shellcheck disable=SC2086
-          if [ "$v" = default ]; then env -u FLASHSEEK_EXPERIMENT python3 -m flashseek.eval.cli $eargs --baselines none \
-                 --out "$OUT/ab$AB_STEP-$side$k" 2>>"$OUT/eval-progress.log" | tail -1
-          else FLASHSEEK_EXPERIMENT=$v python3 -m flashseek.eval.cli $eargs --baselines none \
+          # EVAL_TIMEOUT cuts a round that hangs (a new experiment kernel) instead of the whole call
+          if [ "$v" = default ]; then env -u FLASHSEEK_EXPERIMENT timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli \
+                 $eargs --baselines none --out "$OUT/ab$AB_STEP-$side$k" 2>>"$OUT/eval-progress.log" | tail -1
+          else FLASHSEEK_EXPERIMENT=$v timeout "${EVAL_TIMEOUT:-0}" python3 -m flashseek.eval.cli $eargs --baselines none \
                  --out "$OUT/ab$AB_STEP-$side$k" 2>>"$OUT/eval-progress.log" | tail -1; fi
           if [ $side = a ]; then a_files+=("$OUT/ab$AB_STEP-a$k/results.json"); else b_files+=("$OUT/ab$AB_STEP-b$k/results.json"); fi
         done
