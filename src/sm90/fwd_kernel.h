@@ -32,6 +32,15 @@ namespace flashseek::sm90 {
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 
+// Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
+// the last pairs' heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one
+// sequence). Out of line: inlined, its divisions in the prologue made ptxas schedule the d64 one-tile loop
+// differently (57 -> 63 exponentials under the P*V) although the branch is not taken by default.
+__noinline__ __device__ LaunchTile lpt_launch_tile(int section) {
+  const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  return lpt_tile_of(linear, gridDim.x, gridDim.y, gridDim.z, section);
+}
+
 // One CTA's work: the tile at grid coordinates (bx, by, bz) of a grid grid_x wide.
 struct TileWork {
   SequenceInfo seq;
@@ -85,10 +94,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   int bx = p.flat_tiles ? static_cast<int>(blockIdx.x) : static_cast<int>(gridDim.x - 1 - blockIdx.x);
   int by = blockIdx.y, bz = blockIdx.z;
   if (p.lpt_section > 0) {
-    // Entry 66: each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise the last pairs'
-    // heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one sequence).
-    const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const LaunchTile t = lpt_tile_of(linear, gridDim.x, gridDim.y, gridDim.z, p.lpt_section);
+    const LaunchTile t = lpt_launch_tile(p.lpt_section);
     bx = p.flat_tiles ? t.heaviness : gridDim.x - 1 - t.heaviness;  // resolve counts flat tiles from the last
     by = t.y;
     bz = t.z;
