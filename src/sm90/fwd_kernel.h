@@ -35,8 +35,9 @@ static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIds
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
 // the last pairs' heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one
 // sequence). Out of line: inlined, its divisions in the prologue made ptxas schedule the d64 one-tile loop
-// differently (57 -> 63 exponentials under the P*V) although the branch is not taken by default.
-__noinline__ __device__ LaunchTile lpt_launch_tile(int section) {
+// differently (57 -> 63 exponentials under the P*V) although the branch is not taken by default. Static: each
+// kernel TU has its own copy, so the library links (an external one is defined once per TU).
+static __noinline__ __device__ LaunchTile lpt_launch_tile(int section) {
   const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   return lpt_tile_of(linear, gridDim.x, gridDim.y, gridDim.z, section);
 }
