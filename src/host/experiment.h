@@ -56,16 +56,15 @@
 //                short TMA-able call lost 4% on the 128-row tile, operator sliding256 d40)
 //   lpt[=MB]     the one-tile kernel's causal / windowed grid launched heaviest tile first across sections of
 //                (sequence, KV head) pairs (the flat grid: KV heads) whose K/V fit MB megabytes (default 40) of
-//                L2, instead of pair after pair (FwdParams::lpt_section; the same tiles, so the same bits). Entry 66, not yet
-//                measured
-//   d96-m192     the one-tile 128-row bf16 d96 prefill tiles (head dims 72-96 where the plan takes the d96
-//                tiles) on 192 rows, three consumer warpgroups, block_n 96 (other bits; the caller's split count
-//                left to us). Entry 67, not yet measured
-//   d96-persist  the short bf16 prefills of head dims 72-96 (those the plan gives the persistent kernel) on the
-//                d96 tile's persistent kernel instead of padded to 128 (entry 68, not yet measured)
-//   short-m64    a short bf16 d128 prefill of equal sequences (the persistent kernel's short-tile case) on the
-//                64-row tiles, whose grids of 1.5 waves take the two-CTA tile (decode tile 1, block_n 64: other
-//                bits); short-m64-all: d64 too (decode tile 3). Entry 65, not yet measured
+//                L2, instead of pair after pair (FwdParams::lpt_section; the same tiles, so the same bits), on
+//                every such grid. Default: only grids of at most 10 tiles a SM (launch_order.h lpt_pays; entry
+//                66: MLAp16 q4k -13%, G9 2q4k -7%; larger grids within noise either way). no-lpt: never
+//   no-d96-m192  the long bf16 d96 prefills keep the 128-row d96 tile (default: 192 rows, three consumer
+//                warpgroups, block_n 96, where the caller leaves the split count to us; P3 q32k -13.5%, q8k -6%,
+//                entry 67). d96-m192: the default, kept for older commands
+//   no-d96-persist  the short bf16 prefills of head dims 72-96 (the persistent kernel's) pad to 128 (default:
+//                the d96 tile's persistent kernel; VIT72 16q729 -9%, P3 8q2k -11%, entry 68). d96-persist: the
+//                default, kept for older commands
 //   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
 //                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
 //                entry 49)
@@ -143,10 +142,10 @@ struct Experiment {
   // ... where: 0 every such tile (entry 42), 1 K/V that TMA streams (entry 47), 2 only where the persistent kernel
   // will run (TMA and 1.5 waves, entry 44)
   int persist_m192_rule = 1;
-  int lpt_l2_mb = 0;  // entry 66: 0 off, else the L2 share in MB (not yet measured)
-  bool d96_persist = false;  // entry 68 (not yet measured)
-  bool d96_m192 = false;  // entry 67 (not yet measured)
-  int short_m64 = 0;  // entry 65: 1 d128, 2 d128 and d64 (not yet measured)
+  int lpt_l2_mb = 40;  // entry 66: lpt's L2 share a section, in MB
+  int lpt_mode = 1;  // entry 66: 0 never, 1 where launch_order.h lpt_pays, 2 on every causal / windowed grid
+  bool d96_persist = true;  // entry 68
+  bool d96_m192 = true;  // entry 67
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -210,12 +209,13 @@ struct Experiment {
       else if (t == "persist192-any") e.persist_m192_rule = 0;
       else if (t == "persist192-tma") e.persist_m192_rule = 1;
       else if (t == "persist192-strict") e.persist_m192_rule = 2;
-      else if (t == "short-m64") e.short_m64 = 1;
-      else if (t == "lpt") e.lpt_l2_mb = 40;
-      else if (t.rfind("lpt=", 0) == 0) e.lpt_l2_mb = std::atoi(t.c_str() + 4);
+      else if (t == "lpt") e.lpt_mode = 2;
+      else if (t.rfind("lpt=", 0) == 0) e.lpt_mode = 2, e.lpt_l2_mb = std::atoi(t.c_str() + 4);
+      else if (t == "no-lpt") e.lpt_mode = 0;
       else if (t == "d96-m192") e.d96_m192 = true;
+      else if (t == "no-d96-m192") e.d96_m192 = false;
       else if (t == "d96-persist") e.d96_persist = true;
-      else if (t == "short-m64-all") e.short_m64 = 2;
+      else if (t == "no-d96-persist") e.d96_persist = false;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

@@ -68,28 +68,6 @@ bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qhea
   return average_key_blocks(in, block_m, block_n, qheads_per_kvhead) <= 12 || is_mixed_batch(in);
 }
 
-// short-m64 (entry 65, an experiment): a short bf16 prefill of equal sequences (the 128-row tiles' persistent
-// kernel's short-tile case, not a mixed batch) on the 64-row tiles, in a grid of 1.5 waves and more, so that the
-// two-CTA rule below gives it the two-CTA tile: two CTAs a SM, each with one consumer warpgroup, overlap one's
-// start and end (Q, the first block's wait, the epilogue) with the other's key blocks. The persistent 128-row kernel
-// runs these at ~3.7 us a key block against ~1.9 on long tiles (16q512, entry 61). d128 (decode tile 1, block_n 64:
-// other bits than the 128-row tile's) and, under short-m64-all, d64 (decode tile 3, block_n 128). Only where the
-// caller leaves the split count to us, as the two-CTA rule.
-bool takes_short_m64(const PlanInputs& in, const Experiment& experiment, const PaddedHeadDims& padded,
-                     int qheads_per_kvhead, const DeviceInfo& device) {
-  if (experiment.short_m64 == 0 || !in.bf16 || in.fp8_kv || in.fp8_qkv || in.mla_decode || in.num_splits != 0) {
-    return false;
-  }
-  const bool d128 = padded.head_dim == 128 && padded.head_dim_v == 128;
-  const bool d64 = padded.head_dim == 64 && padded.head_dim_v == 64;
-  if (!d128 && !(d64 && experiment.short_m64 == 2)) return false;
-  const int64_t packed_rows = in.max_seqlen_q * qheads_per_kvhead;
-  if (choose_block_m(packed_rows) != 128 || is_mixed_batch(in)) return false;
-  if (average_key_blocks(in, 128, 128, qheads_per_kvhead) > 12) return false;
-  const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * ((packed_rows + 63) / 64);
-  return 2 * grid_ctas >= 3LL * device.num_sms;
-}
-
 // Whether run() would give a 192-row d64 plan the persistent kernel (sm90/launch.h persistent_takes): K/V that TMA
 // streams (a paged cache's page size makes whole boxes; a stride that no tensor map takes is not known here), and
 // 1.5 waves of tiles counted as the one-tile grid does (m blocks of the longest sequence x KV heads x sequences;
@@ -108,7 +86,7 @@ bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int n
 // prefills) +4..+7% (P3 q1k, VIT72 16q729, VIT80 16q1k). So by default only the one-tile 128-row prefill; decodes
 // (64-row tiles, memory-bound, with the two-CTA and split rules of the d128 tiles) keep 128. The padded columns
 // add exact zeros, so a token has the same bits on either tile. `d96` forces them everywhere, `no-d96` never.
-// Since entry 68 the bf16 d96 tile has a persistent kernel too (what `d96` then runs on short tiles).
+// Since entry 68 the bf16 d96 tile has a persistent kernel too, and the short bf16 prefills take it.
 bool takes_d96_tiles(const PlanInputs& in, const Experiment& experiment, int qheads_per_kvhead) {
   if (in.fp8_kv || in.mla_decode || in.head_dim != in.head_dim_v || in.head_dim <= 64 || in.head_dim > 96) {
     return false;
@@ -117,7 +95,8 @@ bool takes_d96_tiles(const PlanInputs& in, const Experiment& experiment, int qhe
   if (!experiment.d96_auto) return false;
   const TileShape padded128 = find_tile_shape(128, 128, choose_block_m(in.max_seqlen_q * qheads_per_kvhead));
   if (padded128.block_m != 128) return false;
-  // d96-persist (entry 68, an experiment): the short bf16 tiles too, on the d96 tile's persistent kernel.
+  // The short bf16 tiles too, on the d96 tile's persistent kernel (entry 68: VIT72 16q729 -9%, P3 8q2k -11%,
+  // VIT80 -9..-10%; no-d96-persist for the A/B). fp16 has no persistent kernel.
   return !prefers_persistent(in, padded128.block_m, padded128.block_n, qheads_per_kvhead) ||
          (experiment.d96_persist && in.bf16);
 }
@@ -128,9 +107,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int qheads_per_kvhead = in.num_heads_kv > 0 ? in.num_heads_q / in.num_heads_kv : 1;
   const PaddedHeadDims padded =
       pad_head_dims(in.head_dim, in.head_dim_v, takes_d96_tiles(in, experiment, qheads_per_kvhead));
-  const int block_m = takes_short_m64(in, experiment, padded, qheads_per_kvhead, device)
-                          ? 64
-                          : choose_block_m(in.max_seqlen_q * qheads_per_kvhead);
+  const int block_m = choose_block_m(in.max_seqlen_q * qheads_per_kvhead);
   TileShape tile = in.mla_decode ? kMlaDecodeTile
                                  : find_tile_shape(padded.head_dim, padded.head_dim_v, block_m, in.fp8_kv);
   // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2; d64: 3), before
@@ -172,9 +149,9 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
   }
-  // d96-m192 (entry 67, an experiment): the one-tile 128-row bf16 d96 prefill tiles (head dims 72-96) on three
-  // consumer warpgroups, as FA3 runs them. Its block_n 96 sums keys in other blocks than the d96 / d128 tiles, so
-  // only where the caller leaves the split count to us (as the two-CTA decode tile).
+  // The one-tile 128-row bf16 d96 prefill tiles (head dims 72-96) on three consumer warpgroups, as FA3 runs them
+  // (entry 67: P3 q32k -13.5%, q8k -6%, 8q2k -1%; no-d96-m192 for the A/B). Its block_n 96 sums keys in other
+  // blocks than the d96 / d128 tiles, so only where the caller leaves the split count to us (as the two-CTA tile).
   if (experiment.d96_m192 && in.bf16 && !in.mla_decode && !in.fp8_kv && !persistent && in.num_splits == 0 &&
       tile.block_m == 128 && tile.head_dim == 96 && tile.head_dim_v == 96) {
     tile = kD96M192Tile;

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../sm90/launch.h"
+#include "../sm90/launch_order.h"
 #include "experiment.h"
 #include "flashseek/flashseek.h"
 #include "tensor_map.h"
@@ -293,19 +294,21 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
-// lpt (entry 66, an experiment): the one-tile kernel's heaviest m blocks first across sections of (sequence, KV
-// head) pairs, as many pairs a section as whose K/V fit the experiment's share of L2 (pairs whose tiles are in
-// flight together re-read their K/V from L2, entry 15's MHA batch). On the flat grid a pair is a KV head, and the
-// K/V its tiles re-read is its longest sequence's (a mixed batch's decodes read theirs once in any order). Only
-// where tiles differ in cost (causal or a window) with tiles to order; the persistent kernel deals its own order.
+// lpt (entry 66): the one-tile kernel's heaviest m blocks first across sections of (sequence, KV head) pairs, as
+// many pairs a section as whose K/V fit lpt_l2_mb of L2 (pairs whose tiles are in flight together re-read their
+// K/V from L2, entry 15's MHA batch). On the flat grid a pair is a KV head, and the K/V its tiles re-read is its
+// longest sequence's (a mixed batch's decodes read theirs once in any order). Only where tiles differ in cost
+// (causal or a window), on grids small enough for the old order's tail to matter (launch_order.h lpt_pays); the
+// persistent kernel deals its own order.
 int lpt_section_of(const Experiment& e, const AttentionArgs& a, const LaunchPlan& plan, const FwdParams& p,
                    int grid_m, bool fp8_kv) {
-  if (e.lpt_l2_mb <= 0 || grid_m < 2) return 0;
+  if (e.lpt_mode == 0 || e.lpt_l2_mb <= 0 || grid_m < 2) return 0;
   if (!a.causal && a.window_left < 0 && a.window_right < 0) return 0;
   const int64_t kv_bytes = std::max<int64_t>(1, a.max_seqlen_k) * (plan.head_dim_padded + plan.head_dim_v_padded) *
                            (fp8_kv ? 1 : 2);
   const int64_t pairs = static_cast<int64_t>(p.flat_tiles ? 1 : a.batch_size) * p.num_heads_kv * p.num_splits;
   if (pairs * grid_m >= (int64_t{1} << 31)) return 0;  // the kernel's linear launch index is an int
+  if (e.lpt_mode == 1 && !lpt_pays(pairs * grid_m, sm90::device_sm_count())) return 0;
   const int64_t fit = (static_cast<int64_t>(e.lpt_l2_mb) << 20) / kv_bytes;
   return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max<int64_t>(pairs, 1)));
 }

@@ -105,7 +105,7 @@ constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
-// d96, 192 rows (FLASHSEEK_EXPERIMENT=d96-m192, entry 67; bf16 only): three consumer warpgroups share each K/V
+// d96, 192 rows (long bf16 prefills, entry 67; no-d96-m192 for A/Bs): three consumer warpgroups share each K/V
 // block, as FA3 runs head dims up to 96 (192 x 144). block_n 96: at 128 the consumers' S, P and O (64 + 32 + 48
 // words) spilled 144 bytes and ptxas serialized the wgmmas (C7512); at 96 (48 + 24 + 48) neither. Not in
 // kTileShapes: its key blocks differ from the 64- and 128-row d96 tiles' (other bits), so the plan takes it only

@@ -1,5 +1,5 @@
-// Launcher of the 128-row bf16 d96 tile's experiment variant (fwd_experiments.h ExperimentLoopFlagsD96: its
-// persistent kernel, entry 68).
+// Launcher of the 128-row bf16 d96 tile's persistent kernel (fwd_experiments.h ExperimentLoopFlagsD96; entry 68:
+// the default for short bf16 prefills of head dims 72-96 since it was measured), beside the other loop variants.
 #include "fwd_experiment_launch.h"
 
 namespace flashseek::sm90 {

@@ -78,7 +78,7 @@ cudaError_t launch_prefill_tile(int block_m, const Launch& l) {
     if (block_m == 192) return launch_tile<FwdKernelTraits<Element, kD, kDv, 192, kFp8Kv>>(l);
   }
   if constexpr (kD == 96 && kDv == 96 && !kFp8Kv && std::is_same_v<Element, __nv_bfloat16>) {
-    if (block_m == 192 && l.tile_variant == kD96M192Variant) {  // d96-m192 (tile_table.h kD96M192Tile)
+    if (block_m == 192 && l.tile_variant == kD96M192Variant) {  // long bf16 prefills (tile_table.h kD96M192Tile)
       return launch_tile<FwdKernelTraits<Element, kD, kDv, 192, false, kD96M192Variant>>(l);
     }
   }

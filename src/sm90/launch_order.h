@@ -30,4 +30,11 @@ FLASHSEEK_HOST_DEVICE inline LaunchTile lpt_tile_of(int linear, int grid_x, int 
   return {heaviness, pair % grid_y, pair / grid_y};
 }
 
+// Whether lpt's order pays for a grid of `tiles` CTAs on `num_sms` SMs (host only). In the old order the last
+// pair's heaviest tile starts when all else is nearly done and runs alone; that tail is about one tile's share of
+// 2 * num_sms / tiles of the work, so it matters on small grids only. Entry 66 measured (2 rounds, noise 2%):
+// MLAp16 q4k (512 tiles) -13%, G9 2q4k and MLAp16 4q2k (1024) -7% and -5%; grids of 2048 tiles and more within
+// +-3% either way (G27 q8k +3%, P3 q8k -3.5%). 10 tiles a SM: a tail of a fifth or more.
+inline bool lpt_pays(long long tiles, int num_sms) { return tiles <= 10LL * num_sms; }
+
 }  // namespace flashseek

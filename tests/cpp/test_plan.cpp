@@ -391,16 +391,19 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, the default
   EXPECT_FALSE(Experiment::parse("no-tile-fastdiv").tile_fastdiv);
   EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
-  EXPECT_EQ(Experiment::parse(nullptr).short_m64, 0);  // entry 65, not yet measured
-  EXPECT_EQ(Experiment::parse("short-m64").short_m64, 1);
-  EXPECT_EQ(Experiment::parse("short-m64-all").short_m64, 2);
-  EXPECT_EQ(Experiment::parse(nullptr).lpt_l2_mb, 0);  // entry 66, not yet measured
+  EXPECT_EQ(Experiment::parse(nullptr).lpt_mode, 1);  // entry 66: where lpt_pays
+  EXPECT_EQ(Experiment::parse(nullptr).lpt_l2_mb, 40);
+  EXPECT_EQ(Experiment::parse("lpt").lpt_mode, 2);
   EXPECT_EQ(Experiment::parse("lpt").lpt_l2_mb, 40);
+  EXPECT_EQ(Experiment::parse("lpt=24").lpt_mode, 2);
   EXPECT_EQ(Experiment::parse("lpt=24").lpt_l2_mb, 24);
-  EXPECT_FALSE(Experiment::parse(nullptr).d96_m192);  // entry 67, not yet measured
+  EXPECT_EQ(Experiment::parse("no-lpt").lpt_mode, 0);
+  EXPECT_TRUE(Experiment::parse(nullptr).d96_m192);  // entry 67
   EXPECT_TRUE(Experiment::parse("d96-m192").d96_m192);
-  EXPECT_FALSE(Experiment::parse(nullptr).d96_persist);  // entry 68, not yet measured
+  EXPECT_FALSE(Experiment::parse("no-d96-m192").d96_m192);
+  EXPECT_TRUE(Experiment::parse(nullptr).d96_persist);  // entry 68
   EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
+  EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old
@@ -436,6 +439,18 @@ TEST(LaunchOrder, LptVisitsEveryTileOnceHeaviestFirstInEachSection) {
   }
   // 16 pairs in one section: the first 16 CTAs are every pair's heaviest tile.
   for (int linear = 0; linear < 16; ++linear) EXPECT_EQ(lpt_tile_of(linear, 32, 16, 1, 16).heaviness, 0);
+}
+
+// Entry 66's rule on the H200's 132 SMs: the measured winners take lpt, the grids it did not move keep the old order.
+TEST(LaunchOrder, LptOnlyOnGridsWhoseTailMatters) {
+  const int sms = 132;
+  EXPECT_TRUE(lpt_pays(16LL * 32, sms));       // MLAp16 q4k: 16 heads x 32 m blocks (-13%)
+  EXPECT_TRUE(lpt_pays(2LL * 8 * 64, sms));    // G9 2q4k: 2 sequences x 8 KV heads x 64 packed m blocks (-7%)
+  EXPECT_TRUE(lpt_pays(4LL * 16 * 16, sms));   // MLAp16 4q2k (-5%)
+  EXPECT_FALSE(lpt_pays(16LL * 128, sms));     // G27 q8k: 16 KV heads x 128 packed m blocks (+3%)
+  EXPECT_FALSE(lpt_pays(128LL * 32, sms));     // MLAp128 q4k (+1.5%)
+  EXPECT_TRUE(lpt_pays(10LL * sms, sms));
+  EXPECT_FALSE(lpt_pays(10LL * sms + 1, sms));
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {
@@ -565,30 +580,9 @@ TEST(Plan, VarlenCallSplitsByItsRealTiles) {
   EXPECT_EQ(call(257 + 16, 17, 257, 1000).num_splits, 1);
 }
 
-// Under FLASHSEEK_EXPERIMENT=short-m64 (ctest plan_under_short_m64; entry 65): short bf16 d128 prefills of equal
-// sequences in grids of 1.5 waves take the two-CTA 64-row tile; long, mixed, small, caller-split calls keep 128 rows.
-TEST(PlanUnderShortM64, ShortPrefillsTakeTheTwoCtaTile) {
-  if (Experiment::get().short_m64 != 1) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=short-m64 (ctest)";
-  const PagedVarlenCall l8{32, 8, 16, 512};
-  const LaunchPlan s16q512 = l8(16 * 512, 16, 512, 512);  // 16 x 8 KV heads x 32 m blocks of 64 rows
-  EXPECT_EQ(s16q512.block_m, 64);
-  EXPECT_EQ(s16q512.tile_variant, 1);
-  EXPECT_EQ(s16q512.block_n, 64);
-  EXPECT_EQ(s16q512.num_splits, 1);
-  EXPECT_FALSE(s16q512.persistent);
-  const LaunchPlan q1k = l8(1024, 1, 1024, 1024);  // 4 key blocks a query on average, 512 CTAs
-  EXPECT_EQ(q1k.block_m, 64);
-  EXPECT_EQ(q1k.tile_variant, 1);
-  EXPECT_EQ(q1k.num_splits, 1);
-  EXPECT_EQ(l8(8192, 1, 8192, 8192).block_m, 128);  // q8k: 32 key blocks a query on average
-  EXPECT_EQ(l8(16 * 512, 16, 512, 512, 1).block_m, 128);  // the caller's split count
-  EXPECT_EQ(l8(512 + 16, 17, 512, 2048).block_m, 128);  // a prefill beside 16 decodes (mixed)
-  const PagedVarlenCall one_kv_head{8, 1, 16, 512};
-  EXPECT_EQ(one_kv_head(256, 1, 256, 256).block_m, 128);  // 32 CTAs of 64 rows: under 1.5 waves
-}
-
+// Short bf16 d128 prefills stay on the 128-row persistent kernel: the 64-row two-CTA tile lost there (entry 65:
+// 16q512 +10%, q1k +15%).
 TEST(Plan, ShortPrefillsKeep128RowsByDefault) {
-  if (Experiment::get().short_m64 != 0) GTEST_SKIP() << "the default plan";
   const LaunchPlan s16q512 = PagedVarlenCall{32, 8, 16, 512}(16 * 512, 16, 512, 512);
   EXPECT_EQ(s16q512.block_m, 128);
   EXPECT_TRUE(s16q512.persistent);
@@ -665,20 +659,32 @@ TEST(TileTable, KvHeadPackFitsTheQueryRowsIn64) {
   }
 }
 
-// The default d96 rule (plan.cpp takes_d96_tiles): 16-bit d 72-96 on the d96 tiles only for the one-tile 128-row
-// prefills; the persistent kernel's short prefills, the decodes and e4m3 keep 128; no-d96 / d96 turn it off / on.
-TEST(Plan, LongSixteenBitPrefillsOfHeadDim72To96TakeTheD96Tiles) {
+// The default d96 rule (plan.cpp takes_d96_tiles): 16-bit d 72-96 on the d96 tiles for the 128-row prefills: long
+// ones on the one-tile kernel (bf16 on 192 rows, entry 67), short bf16 ones on the d96 persistent kernel (entry 68);
+// short fp16 ones, the decodes and e4m3 keep 128; no-d96 / d96 turn it off / on.
+TEST(Plan, SixteenBitPrefillsOfHeadDim72To96TakeTheD96Tiles) {
   const Experiment& e = Experiment::get();
-  if (e.d96_tiles || !e.d96_auto) GTEST_SKIP() << "the default plan; this process runs under d96 or no-d96";
+  if (e.d96_tiles || !e.d96_auto || !e.d96_m192 || !e.d96_persist) {
+    GTEST_SKIP() << "the default plan; this process runs under an experiment";
+  }
   const LaunchPlan long_prefill = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
   EXPECT_EQ(long_prefill.head_dim_padded, 96);
-  EXPECT_EQ(long_prefill.block_m, 128);
+  EXPECT_EQ(long_prefill.block_m, 192);
+  EXPECT_EQ(long_prefill.block_n, 96);
+  EXPECT_EQ(long_prefill.num_m_blocks, 43);  // 8192 rows in 192-row tiles
   EXPECT_FALSE(long_prefill.persistent);
+  // The caller's split count and fp16 keep 128 rows.
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 1, 8192).block_m, 128);
+  EXPECT_EQ(decode_plan(DType::kFloat16, 1, 32, 32, 96, 8192, 0, 8192).block_m, 128);
   EXPECT_EQ(decode_plan(DType::kFloat16, 2, 16, 16, 80, 4096, 0, 4096).head_dim_padded, 96);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 16, 16, 72, 16384, 0, 16384).head_dim_v_padded, 96);
   const LaunchPlan short_prefill = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);  // 4 key blocks
-  EXPECT_EQ(short_prefill.head_dim_padded, 128);
+  EXPECT_EQ(short_prefill.head_dim_padded, 96);
+  EXPECT_EQ(short_prefill.block_m, 128);
   EXPECT_TRUE(short_prefill.persistent);
+  const LaunchPlan short_fp16 = decode_plan(DType::kFloat16, 1, 32, 32, 96, 1024, 0, 1024);
+  EXPECT_EQ(short_fp16.head_dim_padded, 128);
+  EXPECT_TRUE(short_fp16.persistent);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);  // decode
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 32, 32, 96, 8192, 0, 8192).head_dim_padded, 128);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 64, 8192, 0, 8192).head_dim_padded, 64);
@@ -788,38 +794,18 @@ TEST(PlanUnderD96, SixteenBitHeadDimsUpTo96TakeTheD96Tiles) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 128, 4096, 0).head_dim_padded, 128);
 }
 
-// Under FLASHSEEK_EXPERIMENT=d96-m192 (ctest plan_under_d96_m192; entry 67): a long bf16 d96 prefill (P3 q8k, 32
-// MHA heads) takes the 192-row d96 tile; a caller's split count, fp16 and a short prefill (the persistent kernel's,
-// padded to 128) do not.
-TEST(PlanUnderD96M192, LongBf16D96PrefillsTake192Rows) {
-  if (!Experiment::get().d96_m192) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96-m192 (ctest)";
-  const LaunchPlan p3 = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
-  EXPECT_EQ(p3.head_dim_padded, 96);
-  EXPECT_EQ(p3.block_m, 192);
-  EXPECT_EQ(p3.block_n, 96);
-  EXPECT_EQ(p3.num_m_blocks, 43);  // 8192 rows in 192-row tiles
-  EXPECT_FALSE(p3.persistent);
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 1, 8192).block_m, 128);  // the caller's splits
-  EXPECT_EQ(decode_plan(DType::kFloat16, 1, 32, 32, 96, 8192, 0, 8192).block_m, 128);
-  const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
-  EXPECT_EQ(q1k.head_dim_padded, 128);
-  EXPECT_EQ(q1k.block_m, 128);
-}
-
-// Under FLASHSEEK_EXPERIMENT=d96-persist (ctest plan_under_d96_persist; entry 68): a short bf16 d96 prefill (P3
-// q1k) takes the d96 tile and the persistent kernel; fp16 keeps the padded tile; a long one the one-tile d96 tile.
-TEST(PlanUnderD96Persist, ShortBf16D96PrefillsTakeTheD96PersistentKernel) {
-  if (!Experiment::get().d96_persist) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d96-persist (ctest)";
-  const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
-  EXPECT_EQ(q1k.head_dim_padded, 96);
-  EXPECT_EQ(q1k.block_m, 128);
-  EXPECT_TRUE(q1k.persistent);
-  const LaunchPlan fp16 = decode_plan(DType::kFloat16, 1, 32, 32, 96, 1024, 0, 1024);
-  EXPECT_EQ(fp16.head_dim_padded, 128);
+// Under FLASHSEEK_EXPERIMENT=no-d96-m192,no-d96-persist (ctest plan_under_no_d96_m192_persist): the d96 rule
+// before entries 67 and 68: long prefills on the 128-row d96 tile, short ones padded to 128.
+TEST(PlanUnderNoD96M192Persist, D96PrefillsAsBeforeEntries67And68) {
+  const Experiment& e = Experiment::get();
+  if (e.d96_m192 || e.d96_persist) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-d96-m192,no-d96-persist";
   const LaunchPlan q8k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 8192, 0, 8192);
   EXPECT_EQ(q8k.head_dim_padded, 96);
+  EXPECT_EQ(q8k.block_m, 128);
   EXPECT_FALSE(q8k.persistent);
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 16, 32, 8, 80, 4096, 0).head_dim_padded, 128);  // decodes keep 128
+  const LaunchPlan q1k = decode_plan(DType::kBFloat16, 1, 32, 32, 96, 1024, 0, 1024);
+  EXPECT_EQ(q1k.head_dim_padded, 128);
+  EXPECT_TRUE(q1k.persistent);
 }
 
 // Under FLASHSEEK_EXPERIMENT=fp8-headpack (ctest plan_under_fp8_headpack; off by default, entry 37).

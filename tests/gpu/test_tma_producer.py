@@ -94,8 +94,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
                # entry 64: the persistent kernel's tile numbers by run-time divisions (the default: multiply-shift)
                "no-tile-fastdiv",
-               # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads)
-               "lpt", "lpt=8"]
+               # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads; by
+               # default only on grids of up to 10 tiles a SM)
+               "lpt", "lpt=8", "no-lpt"]
 
 
 def _outputs(seed):
