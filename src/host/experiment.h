@@ -65,6 +65,8 @@
 //   no-d96-persist  the short bf16 prefills of head dims 72-96 (the persistent kernel's) pad to 128 (default:
 //                the d96 tile's persistent kernel; VIT72 16q729 -9%, P3 8q2k -11%, entry 68). d96-persist: the
 //                default, kept for older commands
+//   q-tma        the TMA producer loads a 16-bit tile's packed Q rows by one box per 64-column block (tensor map
+//                KvTensorMaps::q) instead of 16-byte copies (the same bits). Entry 69, not yet measured
 //   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
 //                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
 //                entry 49)
@@ -146,6 +148,7 @@ struct Experiment {
   int lpt_mode = 1;  // entry 66: 0 never, 1 where launch_order.h lpt_pays, 2 on every causal / windowed grid
   bool d96_persist = true;  // entry 68
   bool d96_m192 = true;  // entry 67
+  bool q_tma = false;  // entry 69 (not yet measured)
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -216,6 +219,7 @@ struct Experiment {
       else if (t == "no-d96-m192") e.d96_m192 = false;
       else if (t == "d96-persist") e.d96_persist = true;
       else if (t == "no-d96-persist") e.d96_persist = false;
+      else if (t == "q-tma") e.q_tma = true;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

@@ -200,6 +200,22 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
   return v_why.empty() ? box_rows : 0;
 }
 
+// q-tma (entry 69, an experiment): the queries as a tensor map whose box is one 64-column block of a packed Q tile
+// (block_m / G tokens x the G query heads of a KV head, head fastest: the rows load_q's copies write), for the TMA
+// producer (16-bit K/V by TMA) of the tiles with the 128-byte swizzle. Returns the box's tokens for
+// FwdParams::q_tma_box_tokens, or 0 (the copies): a group that does not divide the tile's rows, q in e4m3,
+// strides or a base that are not 16-byte multiples, fewer tokens in the call than a box.
+int q_tensor_map_of(const FwdParams& p, int head_dim_padded, int block_m, bool kv_by_tma, KvTensorMaps& maps) {
+  if (!Experiment::get().q_tma || !kv_by_tma || p.q_fp8 || head_dim_padded % 64 != 0) return 0;
+  const int group = p.qheads_per_kvhead;
+  if (group < 1 || block_m % group != 0) return 0;
+  const int box_tokens = block_m / group;
+  const std::string why =
+      encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.q), p.q, p.head_dim, p.num_heads_q, p.total_q, 1,
+                           p.q_head_stride, p.q_row_stride, 0, box_tokens, false, group);
+  return why.empty() ? box_tokens : 0;
+}
+
 // How the native e4m3 tiles (q, k and v e4m3 multiplied as e4m3; tile_table.h kFp8NativeTiles) get K and V: not
 // at all (`native` false: the converting tiles), by TMA boxes of `tma_rows` rows, or by 16-byte copies
 // (`tma_rows` 0, sm90/producer_fp8_native.h).
@@ -294,6 +310,25 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
+// q-tma (entry 69): the loop value that loads Q by boxes in place of `loop_flags` (-1: the tile's default), or -1
+// where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent, and the d64
+// tiles' persistent kernels (128 and 192 rows). The decode variants, fp16 and e4m3 keep their copies.
+int q_tma_loop_flags_of(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant,
+                        int loop_flags) {
+  if (compute_type(a) != ScalarType::kBFloat16 || tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded) {
+    return -1;
+  }
+  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
+  if (plan.head_dim_padded == 128 && block_m == 128) {
+    if (loop_flags == -1) return sm90::kOneTileLoopFlags | sm90::kQTmaLoopBit;
+    if (loop_flags == persistent) return persistent | sm90::kQTmaLoopBit;
+  }
+  if (plan.head_dim_padded == 64 && (block_m == 128 || block_m == 192) && loop_flags == persistent) {
+    return persistent | sm90::kQTmaLoopBit;
+  }
+  return -1;
+}
+
 // lpt (entry 66): the one-tile kernel's heaviest m blocks first across sections of (sequence, KV head) pairs, as
 // many pairs a section as whose K/V fit lpt_l2_mb of L2 (pairs whose tiles are in flight together re-read their
 // K/V from L2, entry 15's MHA batch). On the flat grid a pair is a KV head, and the K/V its tiles re-read is its
@@ -359,6 +394,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int64_t flat_tiles = flat_tiles_per_kv_head(p.total_q, p.qheads_per_kvhead, block_m, a.batch_size);
   p.flat_tiles = a.cu_seqlens_q.given() && takes_flat_grid(flat_tiles, per_sequence_tiles) ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
+  p.q_tma_box_tokens = q_tensor_map_of(p, plan.head_dim_padded, block_m, !fp8_native && !fp8_kv && p.kv_tma_rows > 0,
+                                       maps);
   p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv);
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
@@ -373,6 +410,14 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
+  if (p.q_tma_box_tokens > 0) {
+    const int with_q_tma = q_tma_loop_flags_of(a, plan, block_m, tile_variant, loop_flags);
+    if (with_q_tma < 0) {
+      p.q_tma_box_tokens = 0;
+    } else {
+      loop_flags = with_q_tma;
+    }
+  }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

@@ -31,6 +31,7 @@ namespace flashseek::sm90 {
 
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
+static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma, "the host's values");
 
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
 // the last pairs' heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one
@@ -142,7 +143,8 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       } else if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
-        ProducerTma<Traits>::run(p, maps, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
+        ProducerTma<Traits>::template run<false, (kLoopFlags & kLoopQTma) != 0>(p, maps, seq, b, kv_head, row_begin,
+                                                                                  n_begin, n_end, smem, tid);
       } else {
         Producer<Traits>::template run<kLoopFlags>(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       }

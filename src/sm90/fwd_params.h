@@ -72,9 +72,12 @@ struct Descale {
 // The K and V tensor maps of the TMA producer (sm90/producer_tma.h), encoded by the host per call: 4D
 // (head-dim column, KV head, row, page) with box (64, 1, FwdParams::kv_tma_rows, 1) and the 128-byte swizzle of
 // the K/V tiles. A dense (varlen) K/V is one page of total_k rows; a batched cache has one page per cache row.
+// q (the q-tma experiment, entry 69; FwdParams::q_tma_box_tokens): the queries as (head-dim column, query head,
+// token, 1) with box (64, qheads_per_kvhead, q_tma_box_tokens, 1): one box is one 64-column block of a packed Q tile.
 struct KvTensorMaps {
   sm90::TmaDescriptor k;
   sm90::TmaDescriptor v;
+  sm90::TmaDescriptor q;
 };
 
 struct FwdParams {
@@ -179,11 +182,14 @@ struct FwdParams {
   FastDiv tile_y_div;
   FastDiv tile_m_div;
   FastDiv heads_kv_div;
-  // The one-tile kernel's launch order (entry 66, FLASHSEEK_EXPERIMENT=lpt): 0, each (sequence, KV head) pair's m
+  // The one-tile kernel's launch order (entry 66; run.cpp lpt_section_of): 0, each (sequence, KV head) pair's m
   // blocks from the heaviest (the flat grid: each KV head's tiles from the last), pair after pair; n > 0, sections
   // of n pairs (as many as whose K/V fit a share of L2), and in each section every pair's heaviest tile before any
   // pair's next one.
   int lpt_section;
+  // Tokens per Q box where the TMA producer loads Q by KvTensorMaps::q (block_m / qheads_per_kvhead; the q-tma
+  // experiment, entry 69); 0: 16-byte copies (producer.h load_q).
+  int q_tma_box_tokens;
 };
 
 }  // namespace flashseek

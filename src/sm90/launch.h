@@ -18,6 +18,10 @@ constexpr int kTileFastDivLoopBit = 131072;
 // The native e4m3 64-row tiles' producer-latency loop, run()'s choice for them since entry 39 (kDefaultLoopFlags |
 // kLoopPageIdsAhead | kLoopTransposeBatch, checked in fwd_kernel.h; no-fp8-producer-ahead takes kDefaultLoopFlags).
 constexpr int kNativeProducerAheadLoopFlags = 30211;
+// The one-tile kernel's default value (kDefaultLoopFlags) and the q-tma bit (kLoopQTma, entry 69; checked in
+// fwd_kernel.h).
+constexpr int kOneTileLoopFlags = 5635;
+constexpr int kQTmaLoopBit = 262144;
 
 // SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
 int device_sm_count();

@@ -125,9 +125,42 @@ struct ProducerTma {
     }
   }
 
+  // The q-tma experiment (entry 69; FwdParams::q_tma_box_tokens): the tile's packed Q rows by one TMA box per
+  // 64-column block instead of kBlockM x column chunks of 16-byte copies, each with a division (producer.h load_q;
+  // on a short GQA prefill those copies and the Q wait were ~13% of the persistent kernel's samples, entry 69).
+  // A box is q_tma_box_tokens tokens x the group's query heads, head fastest: the rows (token, head) that the
+  // copies write, in the same swizzle. Rows past the sequence's end hold the next sequence's queries (zeros past
+  // the call's) instead of zeros: a row's scores, softmax and output are its own, and rows past the end are never
+  // stored. Columns past the call's head dim are zeros (the map's extent). One thread raises the transaction count
+  // and gives the barrier's 128 arrivals, as issue_block does. Compiled only into the loop values with kLoopQTma:
+  // as a run-time branch of every kernel it rescheduled the default d128 loop (65 / 1077 -> 1079 instructions).
+  template <bool kQTma>
+  __device__ __forceinline__ static void load_q(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq,
+                                                int row_begin, int kv_head, uint32_t smem_base, int tid) {
+    using QTile = typename Traits::QTile;
+    if constexpr (kQTma && QTile::kSwizzleBytes == 128 && Traits::kElementBytes == 2) {
+      if (p.q_tma_box_tokens > 0 && p.q_tma_box_tokens * p.qheads_per_kvhead == Traits::kBlockM) {
+        if (tid == 0) {
+          const uint32_t full = smem_base + Traits::q_full_barrier();
+          mbarrier_expect_tx(full, QTile::kBytes);
+          const int token0 = seq.q_start + p.qheads_div.div(row_begin);
+          const int head0 = kv_head * p.qheads_per_kvhead;
+#pragma unroll
+          for (int cb = 0; cb < QTile::kColumnBlocks; ++cb) {
+            tma_load_4d(smem_base + Traits::kQOffset + cb * QTile::kColumnBlockBytes, &maps.q, cb * 64, head0, token0,
+                        0, full);
+          }
+          mbarrier_arrive_count(full, kThreads);
+        }
+        return;
+      }
+    }
+    Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
+  }
+
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
-  template <bool kPersistent = false>
+  template <bool kPersistent = false, bool kQTma = false>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid, int pipe = 0,
                              int q_count = 0) {
@@ -143,7 +176,7 @@ struct ProducerTma {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
     }
-    Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
+    load_q<kQTma>(p, maps, seq, row_begin, kv_head, smem_base, tid);
 
     const int n_iters = n_end - n_begin;
     int it = 0;

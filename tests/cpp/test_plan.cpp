@@ -404,6 +404,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).d96_persist);  // entry 68
   EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
   EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
+  EXPECT_FALSE(Experiment::parse(nullptr).q_tma);  // entry 69, not yet measured
+  EXPECT_TRUE(Experiment::parse("q-tma").q_tma);
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old

@@ -96,7 +96,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-tile-fastdiv",
                # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads; by
                # default only on grids of up to 10 tiles a SM)
-               "lpt", "lpt=8", "no-lpt"]
+               "lpt", "lpt=8", "no-lpt",
+               # entry 69: packed Q by tensor-map boxes (rows past a sequence hold its neighbour's queries, not zeros)
+               "q-tma"]
 
 
 def _outputs(seed):
