@@ -80,7 +80,8 @@
 //                128 or 64; l2promo=256 was the default before entry 51)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
-//                tma-warps=N: N = 1, 2 or 4 everywhere
+//                tma-warps=N: N = 1, 2 or 4 everywhere; tma-warps-few: 4 on 16-bit grids of at most half
+//                as many CTAs as SMs (the caller-capped splits: entry 70, not yet measured)
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
@@ -156,6 +157,7 @@ struct Experiment {
   bool cp_async_kv = false;
   int l2_promotion = -1;  // the K/V maps' L2 promotion forced: 0, 64, 128 or 256 bytes (-1: l2_policy.h's rule)
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
+  bool tma_warps_few_ctas = false;  // ... and 4 on 16-bit grids of at most half the SMs' count (entry 70)
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_copies = false;  // native e4m3 K/V by copies everywhere (fp8-cpasync)
@@ -229,6 +231,7 @@ struct Experiment {
       else if (t.rfind("l2promo=", 0) == 0) e.l2_promotion = std::atoi(t.c_str() + 8);
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
+      else if (t == "tma-warps-few") e.tma_warps_few_ctas = true;
       else if (t == "no-persist") e.persistent = false;
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
       else if (t == "no-tile-fastdiv") e.tile_fastdiv = false;

@@ -401,6 +401,13 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
+  // tma-warps-few (entry 70, an experiment): a grid of few CTAs (a caller's split cap: splits32-md's 32) is bound
+  // by each CTA's box issue rate, which four warps raise (entry 26: q1s128k -4% with four everywhere).
+  if (Experiment::get().tma_warps_few_ctas && issue_warps == 0 && !fp8_native) {
+    const long long ctas =
+        static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
+    if (2 * ctas <= sm90::device_sm_count()) p.kv_issue_warps = 4;
+  }
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
                                                                            : sm90::Fp8Native::kSplitP;

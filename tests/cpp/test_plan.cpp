@@ -406,6 +406,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
   EXPECT_FALSE(Experiment::parse(nullptr).q_tma);  // entry 69, not yet measured
   EXPECT_TRUE(Experiment::parse("q-tma").q_tma);
+  EXPECT_FALSE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70, not yet measured
+  EXPECT_TRUE(Experiment::parse("tma-warps-few").tma_warps_few_ctas);
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old

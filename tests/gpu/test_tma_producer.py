@@ -98,7 +98,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # default only on grids of up to 10 tiles a SM)
                "lpt", "lpt=8", "no-lpt",
                # entry 69: packed Q by tensor-map boxes (rows past a sequence hold its neighbour's queries, not zeros)
-               "q-tma"]
+               "q-tma",
+               # entry 70: four box-issuing warps on grids of few CTAs (the splits8 decode: 16 CTAs)
+               "tma-warps-few"]
 
 
 def _outputs(seed):
