@@ -67,6 +67,9 @@
 //                default, kept for older commands
 //   q-tma        the TMA producer loads a 16-bit tile's packed Q rows by one box per 64-column block (tensor map
 //                KvTensorMaps::q) instead of 16-byte copies (the same bits). Entry 69, not yet measured
+//   lean-tail    fewer instructions in each tile's epilogue (kLoopLeanTail: the LSE's logarithm only where
+//                stored, the store loop by incremental rows; the same bits) on the tiles that list it (bf16 d128
+//                128-row, d64 128-row persistent). Entry 71, not yet measured
 //   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
 //                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
 //                entry 49)
@@ -150,6 +153,7 @@ struct Experiment {
   bool d96_persist = true;  // entry 68
   bool d96_m192 = true;  // entry 67
   bool q_tma = false;  // entry 69 (not yet measured)
+  bool lean_tail = false;  // entry 71 (not yet measured)
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -222,6 +226,7 @@ struct Experiment {
       else if (t == "d96-persist") e.d96_persist = true;
       else if (t == "no-d96-persist") e.d96_persist = false;
       else if (t == "q-tma") e.q_tma = true;
+      else if (t == "lean-tail") e.lean_tail = true;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

@@ -310,21 +310,23 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
-// q-tma (entry 69): the loop value that loads Q by boxes in place of `loop_flags` (-1: the tile's default), or -1
-// where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent, and the d64
-// tiles' persistent kernels (128 and 192 rows). The decode variants, fp16 and e4m3 keep their copies.
-int q_tma_loop_flags_of(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant,
-                        int loop_flags) {
+// q-tma (entry 69) and lean-tail (entry 71): the loop value with `bits` added to `loop_flags` (-1: the tile's
+// default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
+// and the d64 tiles' persistent kernels (128 and 192 rows; the 192-row one without lean-tail, which spilled there).
+// The decode variants, fp16 and e4m3 keep their loops.
+int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant, int loop_flags,
+                    int bits) {
   if (compute_type(a) != ScalarType::kBFloat16 || tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded) {
     return -1;
   }
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
   if (plan.head_dim_padded == 128 && block_m == 128) {
-    if (loop_flags == -1) return sm90::kOneTileLoopFlags | sm90::kQTmaLoopBit;
-    if (loop_flags == persistent) return persistent | sm90::kQTmaLoopBit;
+    if (loop_flags == -1) return sm90::kOneTileLoopFlags | bits;
+    if (loop_flags == persistent) return persistent | bits;
   }
   if (plan.head_dim_padded == 64 && (block_m == 128 || block_m == 192) && loop_flags == persistent) {
-    return persistent | sm90::kQTmaLoopBit;
+    if (block_m == 192) bits &= ~sm90::kLeanTailLoopBit;
+    return bits != 0 ? persistent | bits : -1;
   }
   return -1;
 }
@@ -417,13 +419,12 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  if (p.q_tma_box_tokens > 0) {
-    const int with_q_tma = q_tma_loop_flags_of(a, plan, block_m, tile_variant, loop_flags);
-    if (with_q_tma < 0) {
-      p.q_tma_box_tokens = 0;
-    } else {
-      loop_flags = with_q_tma;
-    }
+  const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
+                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
+  if (variant_bits != 0) {
+    const int with_bits = loop_flags_with(a, plan, block_m, tile_variant, loop_flags, variant_bits);
+    if (with_bits >= 0) loop_flags = with_bits;
+    if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,

@@ -407,8 +407,9 @@ struct Consumer {
     if constexpr (Traits::kKeySplit > 1) {
       if (!merge_key_split(softmax, o, scale_log2, smem, key_lane, tid)) return;
     }
-    Epilogue<Traits>::template run<kPersistent>(p, seq, kv_head, row_begin, split, scale_log2, v_descale,
-                                                softmax.row_max, softmax.row_sum, row_tok, o, smem, row_wg, tid);
+    Epilogue<Traits>::template run<kPersistent, (kFlags & kLoopLeanTail) != 0>(
+        p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max, softmax.row_sum, row_tok, o, smem,
+        row_wg, tid);
   }
 
   // Key-split tiles, two warpgroups per 64 rows: key lane 1 hands its row maxima, sums and O (each thread its own

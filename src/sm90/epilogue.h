@@ -37,7 +37,10 @@ struct Epilogue {
   // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
   // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
   // previous tile's stores.
-  template <bool kOwnStaging = false>
+  // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
+  // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead
+  // of a division per chunk. The same values stored.
+  template <bool kOwnStaging = false, bool kLean = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
                              const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
@@ -67,7 +70,11 @@ struct Epilogue {
       } else {
         // sum is 0 only when the row saw no key; a NaN sum (NaN in a real input) must reach out and LSE.
         factor[r] = sum == 0.f ? 0.f : 1.f / sum;
-        lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
+        if (!kLean || p.num_splits > 1 || p.lse != nullptr) {
+          lse[r] = sum == 0.f ? -INFINITY : (m_log2 + log2f(sum)) * kLn2;
+        } else {
+          lse[r] = 0.f;  // not stored
+        }
       }
       factor[r] *= v_descale;  // O is linear in V: split partials too (the combine is linear in O)
       if constexpr (Traits::kPScale != 1.f) factor[r] *= 1.f / Traits::kPScale;
@@ -107,6 +114,40 @@ struct Epilogue {
     constexpr int kChunks = Traits::kDv / 8;
     const int valid_chunks = p.head_dim_v / 8;
     uint16_t* out = static_cast<uint16_t*>(p.out);  // bf16 or fp16 (out_type)
+    if constexpr (kLean && 128 % kChunks == 0 && (128 / kChunks) % 8 == 0) {
+      // Thread tid stores chunk tid % kChunks of rows tid / kChunks + kRowStep * i: its swizzled chunk position is
+      // the same in every row it visits (kRowStep is a multiple of the 8-row swizzle atom), and its rows' (token,
+      // head) advance by (kRowStep / G, kRowStep % G) with a carry.
+      constexpr int kRowStep = 128 / kChunks;
+      const int chunk = tid % kChunks;
+      if (chunk >= valid_chunks) return;
+      const int row0 = tid / kChunks;
+      const int packed0 = row_begin + 64 * wg + row0;
+      int token = p.qheads_div.div(packed0);
+      int head_in = packed0 - token * G;
+      const int tok_step = p.qheads_div.div(kRowStep);
+      const int head_step = kRowStep - tok_step * G;
+      uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row0, chunk);
+#pragma unroll
+      for (int i = 0; i < 64 / kRowStep; ++i) {
+        if (token >= seq.seqlen_q) break;  // rows only grow
+        uint4 value;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                     : "r"(addr));
+        uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
+                        static_cast<int64_t>(kv_head * G + head_in) * p.o_head_stride + chunk * 8;
+        *reinterpret_cast<uint4*>(dst) = value;
+        addr += kRowStep * Traits::OTile::kRowBytes;
+        token += tok_step;
+        head_in += head_step;
+        if (head_in >= G) {
+          head_in -= G;
+          ++token;
+        }
+      }
+      return;
+    }
     for (int idx = tid; idx < 64 * kChunks; idx += 128) {
       const int row = idx / kChunks;
       const int chunk = idx - row * kChunks;

@@ -37,21 +37,31 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent | kLoopCarriedStage,                                 // 36355
     // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; run()'s default since s15)
     kExpBase | kLoopPersistent | kLoopTileFastDiv,                                  // 134659
-    // Q by tensor-map boxes (entry 69; bitwise equal): the one-tile default and run()'s persistent value
+    // Q by tensor-map boxes (entry 69) and the lean tile tail (entry 71), each and both (bitwise equal): on the
+    // one-tile default and on run()'s persistent value
     kDefaultLoopFlags | kLoopQTma,                                                  // 267779
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,                      // 396803
+    kDefaultLoopFlags | kLoopLeanTail,                                              // 529923
+    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,                  // 658947
+    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
+    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
 using ExperimentLoopFlagsD64 =
     LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv, kExpBase,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;  // the last: q-tma (entry 69)
+                 // q-tma (entry 69), lean-tail (entry 71), both
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
-using ExperimentLoopFlagsD64M192 = LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv,
-                                                kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;
+// q-tma (entry 69) too; not lean-tail, whose epilogue spilled 216-268 bytes in its 160-register consumers.
+using ExperimentLoopFlagsD64M192 =
+    LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv,
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;
 
 // The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).

@@ -31,7 +31,9 @@ namespace flashseek::sm90 {
 
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
-static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma, "the host's values");
+static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma &&
+                  kLeanTailLoopBit == kLoopLeanTail,
+              "the host's values");
 
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
 // the last pairs' heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one

@@ -35,6 +35,8 @@ enum LoopFlags : int {
   kLoopCarriedStage = 32768,  // the consumer loop carries its stage and phase instead of deriving them (entry 52)
   kLoopTileFastDiv = 131072,  // the persistent kernel decodes tile numbers by multiply-shift divisions (entry 64)
   kLoopQTma = 262144,  // the TMA producer loads packed Q by tensor-map boxes (FwdParams::q_tma_box_tokens; entry 69)
+  kLoopLeanTail = 524288,  // fewer instructions per tile's epilogue: the LSE only where stored, the store loop by
+                           // incremental rows (entry 71)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).

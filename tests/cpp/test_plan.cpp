@@ -406,6 +406,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
   EXPECT_FALSE(Experiment::parse(nullptr).q_tma);  // entry 69, not yet measured
   EXPECT_TRUE(Experiment::parse("q-tma").q_tma);
+  EXPECT_FALSE(Experiment::parse(nullptr).lean_tail);  // entry 71, not yet measured
+  EXPECT_TRUE(Experiment::parse("lean-tail").lean_tail);
   EXPECT_FALSE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70, not yet measured
   EXPECT_TRUE(Experiment::parse("tma-warps-few").tma_warps_few_ctas);
 }

@@ -87,6 +87,10 @@ CASES = [
                   append_new=True, rotary="neox", rotary_dim=128),
     make_scenario("lse", "L70t8", "16q4s900", suffix=["p16", "cascade-p512"], cascade_prefix=512,
                   entry="cascade", return_lse=False),
+    # short prefills without LSE on the persistent kernels (d128 GQA 4, d64 GQA 8): entry 71's epilogue skips the
+    # LSE's logarithm there
+    make_scenario("prefill-varlen", "L8", "16q512_q77", suffix=["varlen", "nolse"], kv_layout="varlen"),
+    make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64", "nolse"]),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
@@ -99,6 +103,8 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "lpt", "lpt=8", "no-lpt",
                # entry 69: packed Q by tensor-map boxes (rows past a sequence hold its neighbour's queries, not zeros)
                "q-tma",
+               # entry 71: the lean tile tail (masks, LSE, the epilogue's store loop), alone and with q-tma
+               "lean-tail", "q-tma,lean-tail",
                # entry 70: four box-issuing warps on grids of few CTAs (the splits8 decode: 16 CTAs)
                "tma-warps-few"]
 
