@@ -146,23 +146,23 @@ struct Epilogue {
           ++token;
         }
       }
-      return;
-    }
-    for (int idx = tid; idx < 64 * kChunks; idx += 128) {
-      const int row = idx / kChunks;
-      const int chunk = idx - row * kChunks;
-      const int packed = row_begin + 64 * wg + row;
-      const int token = p.qheads_div.div(packed);
-      if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
-      const int h = kv_head * G + (packed - token * G);
-      uint4 value;
-      const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
-      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                   : "r"(addr));
-      uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
-                      static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
-      *reinterpret_cast<uint4*>(dst) = value;
+    } else {
+      for (int idx = tid; idx < 64 * kChunks; idx += 128) {
+        const int row = idx / kChunks;
+        const int chunk = idx - row * kChunks;
+        const int packed = row_begin + 64 * wg + row;
+        const int token = p.qheads_div.div(packed);
+        if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
+        const int h = kv_head * G + (packed - token * G);
+        uint4 value;
+        const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                     : "r"(addr));
+        uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
+                        static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
+        *reinterpret_cast<uint4*>(dst) = value;
+      }
     }
   }
 
