@@ -175,6 +175,9 @@ struct ProducerTma {
     if (tid == 0 && (!kPersistent || q_count == 0)) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
+      if constexpr (kQTma) {
+        if (p.q_tma_box_tokens > 0) prefetch_tensormap(&maps.q);
+      }
     }
     load_q<kQTma>(p, maps, seq, row_begin, kv_head, smem_base, tid);
 
