@@ -55,7 +55,7 @@ LOCAL_MEMORY_ALLOWANCE = {
     # The same kernel with tile-fastdiv (entry 64, the default since session 15; 3587 is no-tile-fastdiv): the same
     # per-tile values in local memory, fewer of them (4 against 9).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi134659E": 4,
-    # ... with Q by tensor-map boxes (q-tma, entry 69, an experiment): the 32-register producer keeps its three
+    # ... with Q by tensor-map boxes (q-tma, entry 69, run()'s choice where the boxes pay): the 32-register producer keeps its three
     # per-tile counters in local memory (all after its setmaxnreg, none in the consumers' loop).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi396803E": 7,
 }

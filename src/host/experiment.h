@@ -66,10 +66,12 @@
 //                the d96 tile's persistent kernel; VIT72 16q729 -9%, P3 8q2k -11%, entry 68). d96-persist: the
 //                default, kept for older commands
 //   q-tma        the TMA producer loads a 16-bit tile's packed Q rows by one box per 64-column block (tensor map
-//                KvTensorMaps::q) instead of 16-byte copies (the same bits). Entry 69, not yet measured
-//   lean-tail    fewer instructions in each tile's epilogue (kLoopLeanTail: the LSE's logarithm only where
-//                stored, the store loop by incremental rows; the same bits) on the tiles that list it (bf16 d128
-//                128-row, d64 128-row persistent). Entry 71, not yet measured
+//                KvTensorMaps::q) instead of 16-byte copies (the same bits) in every call it can. Default: where
+//                the call's sequences average at least one box of tokens (tile_table.h q_boxes_pay; entry 69:
+//                16q512 -3%, mixed batches of decodes +4..+10% where every tile loaded). no-q-tma: never
+//   no-lean-tail the tiles' epilogue as before entry 71 (default: kLoopLeanTail, the LSE's logarithm only where
+//                stored and the store loop by incremental rows, the same bits, on the tiles that list it: bf16
+//                d128 128-row, d64 128-row persistent; with q-tma 16q512 -7%). lean-tail: the default
 //   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
 //                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
 //                entry 49)
@@ -83,8 +85,9 @@
 //                128 or 64; l2promo=256 was the default before entry 51)
 //   tma-one-warp one producer warp issues both K's and V's TMA boxes (the default splits them over two warps,
 //                FwdParams::kv_issue_warps, and over four on the native e4m3 tiles, entry 29; same bits);
-//                tma-warps=N: N = 1, 2 or 4 everywhere; tma-warps-few: 4 on 16-bit grids of at most half
-//                as many CTAs as SMs (the caller-capped splits: entry 70, not yet measured)
+//                tma-warps=N: N = 1, 2 or 4 everywhere; the default adds 4 on 16-bit grids of at most half
+//                as many CTAs as SMs (tile_table.h four_issuers_pay; the caller-capped splits: entry 70, q1s128k
+//                splits32-md -5.6%); no-tma-warps-few: 2 there too
 //   fp8-cp8      e4m3 cache: 8-byte cp.async.ca copies everywhere (the default takes 16-byte cp.async.cg copies
 //                and 16-value conversion chunks where rows are 16-byte aligned; Fp8Mode in sm90/fwd_params.h)
 //   fp8-convert  q, k and v e4m3 on the converting tiles (e4m3 -> 16-bit in the producer, exact logits) instead
@@ -152,8 +155,8 @@ struct Experiment {
   int lpt_mode = 1;  // entry 66: 0 never, 1 where launch_order.h lpt_pays, 2 on every causal / windowed grid
   bool d96_persist = true;  // entry 68
   bool d96_m192 = true;  // entry 67
-  bool q_tma = false;  // entry 69 (not yet measured)
-  bool lean_tail = false;  // entry 71 (not yet measured)
+  int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
+  bool lean_tail = true;  // entry 71
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -161,7 +164,7 @@ struct Experiment {
   bool cp_async_kv = false;
   int l2_promotion = -1;  // the K/V maps' L2 promotion forced: 0, 64, 128 or 256 bytes (-1: l2_policy.h's rule)
   int tma_issue_warps = 0;  // producer warps issuing TMA boxes: 1, 2 or 4 (entries 26, 29); 0: 4 native e4m3, else 2
-  bool tma_warps_few_ctas = false;  // ... and 4 on 16-bit grids of at most half the SMs' count (entry 70)
+  bool tma_warps_few_ctas = true;  // ... and 4 on 16-bit grids of at most half the SMs' count (entry 70)
   bool fp8_copy16 = true;  // measured 1.2-1.4x faster e4m3 decode (docs/perf-log.md entry 11)
   bool fp8_native = true;  // native e4m3 tiles for e4m3 q/k/v at d 128 (entry 19)
   bool fp8_native_copies = false;  // native e4m3 K/V by copies everywhere (fp8-cpasync)
@@ -225,8 +228,10 @@ struct Experiment {
       else if (t == "no-d96-m192") e.d96_m192 = false;
       else if (t == "d96-persist") e.d96_persist = true;
       else if (t == "no-d96-persist") e.d96_persist = false;
-      else if (t == "q-tma") e.q_tma = true;
+      else if (t == "q-tma") e.q_tma_mode = 2;
+      else if (t == "no-q-tma") e.q_tma_mode = 0;
       else if (t == "lean-tail") e.lean_tail = true;
+      else if (t == "no-lean-tail") e.lean_tail = false;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;
@@ -237,6 +242,7 @@ struct Experiment {
       else if (t == "tma-one-warp") e.tma_issue_warps = 1;
       else if (t.rfind("tma-warps=", 0) == 0) e.tma_issue_warps = std::atoi(t.c_str() + 10);
       else if (t == "tma-warps-few") e.tma_warps_few_ctas = true;
+      else if (t == "no-tma-warps-few") e.tma_warps_few_ctas = false;
       else if (t == "no-persist") e.persistent = false;
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
       else if (t == "no-tile-fastdiv") e.tile_fastdiv = false;

@@ -200,16 +200,19 @@ int kv_tensor_maps_of(const FwdParams& p, const LaunchPlan& plan, bool fp8_kv, K
   return v_why.empty() ? box_rows : 0;
 }
 
-// q-tma (entry 69, an experiment): the queries as a tensor map whose box is one 64-column block of a packed Q tile
-// (block_m / G tokens x the G query heads of a KV head, head fastest: the rows load_q's copies write), for the TMA
-// producer (16-bit K/V by TMA) of the tiles with the 128-byte swizzle. Returns the box's tokens for
-// FwdParams::q_tma_box_tokens, or 0 (the copies): a group that does not divide the tile's rows, q in e4m3,
-// strides or a base that are not 16-byte multiples, fewer tokens in the call than a box.
-int q_tensor_map_of(const FwdParams& p, int head_dim_padded, int block_m, bool kv_by_tma, KvTensorMaps& maps) {
-  if (!Experiment::get().q_tma || !kv_by_tma || p.q_fp8 || head_dim_padded % 64 != 0) return 0;
+// q-tma (entry 69): the queries as a tensor map whose box is one 64-column block of a packed Q tile (block_m / G
+// tokens x the G query heads of a KV head, head fastest: the rows load_q's copies write), for the TMA producer
+// (16-bit K/V by TMA) of the tiles with the 128-byte swizzle, where the boxes pay (q_boxes_pay). Returns the box's
+// tokens for FwdParams::q_tma_box_tokens, or 0 (the copies): a group that does not divide the tile's rows, q in
+// e4m3, strides or a base that are not 16-byte multiples, fewer tokens in the call than a box.
+int q_tensor_map_of(const FwdParams& p, int batch, int head_dim_padded, int block_m, bool kv_by_tma,
+                    KvTensorMaps& maps) {
+  const int mode = Experiment::get().q_tma_mode;
+  if (mode == 0 || !kv_by_tma || p.q_fp8 || head_dim_padded % 64 != 0) return 0;
   const int group = p.qheads_per_kvhead;
   if (group < 1 || block_m % group != 0) return 0;
   const int box_tokens = block_m / group;
+  if (mode == 1 && !q_boxes_pay(p.total_q, batch, box_tokens)) return 0;
   const std::string why =
       encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.q), p.q, p.head_dim, p.num_heads_q, p.total_q, 1,
                            p.q_head_stride, p.q_row_stride, 0, box_tokens, false, group);
@@ -396,19 +399,18 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int64_t flat_tiles = flat_tiles_per_kv_head(p.total_q, p.qheads_per_kvhead, block_m, a.batch_size);
   p.flat_tiles = a.cu_seqlens_q.given() && takes_flat_grid(flat_tiles, per_sequence_tiles) ? 1 : 0;
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
-  p.q_tma_box_tokens = q_tensor_map_of(p, plan.head_dim_padded, block_m, !fp8_native && !fp8_kv && p.kv_tma_rows > 0,
-                                       maps);
+  p.q_tma_box_tokens = q_tensor_map_of(p, a.batch_size, plan.head_dim_padded, block_m,
+                                       !fp8_native && !fp8_kv && p.kv_tma_rows > 0, maps);
   p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv);
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
-  // tma-warps-few (entry 70, an experiment): a grid of few CTAs (a caller's split cap: splits32-md's 32) is bound
-  // by each CTA's box issue rate, which four warps raise (entry 26: q1s128k -4% with four everywhere).
+  // ... and four on a 16-bit grid of few CTAs (four_issuers_pay, entry 70).
   if (Experiment::get().tma_warps_few_ctas && issue_warps == 0 && !fp8_native) {
     const long long ctas =
         static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
-    if (2 * ctas <= sm90::device_sm_count()) p.kv_issue_warps = 4;
+    if (four_issuers_pay(ctas, sm90::device_sm_count())) p.kv_issue_warps = 4;
   }
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP

@@ -272,6 +272,17 @@ constexpr bool takes_flat_grid(long long flat_tiles, long long per_sequence_tile
   return flat_tiles * 5 < per_sequence_tiles * 4;
 }
 
+// q-tma (entry 69): Q by tensor-map boxes pays where a call's sequences average at least one box of tokens (block_m /
+// G). A box always carries its full block_m rows, so a mixed batch of decodes (one token, G rows of block_m) read
+// 32-128x the Q bytes the copies read and lost 4-10% (L8 q1k_1024q1s1k +9.5%), while 16q512 gained 3%.
+constexpr bool q_boxes_pay(long long total_q, long long batch, int box_tokens) {
+  return total_q >= batch * box_tokens;
+}
+
+// tma-warps-few (entry 70): a 16-bit grid of at most half as many CTAs as SMs (a caller's split cap: splits32-md's 32)
+// is bound by each CTA's box issue rate, which four issuing warps raise (q1s128k splits32-md -5.6%, 8q1s1k -3.7%).
+constexpr bool four_issuers_pay(long long ctas, int num_sms) { return 2 * ctas <= num_sms; }
+
 // Decode-like calls (every CTA's packed rows fit in 64) take the one-consumer tile.
 // 64 or 128 rows by the packed query rows of the longest sequence (the plan may take 192 at d 64: plan.cpp).
 constexpr int choose_block_m(long long max_packed_rows) { return max_packed_rows <= 64 ? 64 : 128; }

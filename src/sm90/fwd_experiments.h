@@ -38,7 +38,8 @@ using ExperimentLoopFlags = LoopFlagList<
     // the persistent kernel's tile numbers decoded by multiply-shift divisions (entry 64; run()'s default since s15)
     kExpBase | kLoopPersistent | kLoopTileFastDiv,                                  // 134659
     // Q by tensor-map boxes (entry 69) and the lean tile tail (entry 71), each and both (bitwise equal): on the
-    // one-tile default and on run()'s persistent value
+    // one-tile default and on run()'s persistent value. run()'s choices since entry 73: lean-tail everywhere these
+    // tiles run, with q-tma where its boxes pay (529923 / 658947, and 792067 / 921091)
     kDefaultLoopFlags | kLoopQTma,                                                  // 267779
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,                      // 396803
     kDefaultLoopFlags | kLoopLeanTail,                                              // 529923

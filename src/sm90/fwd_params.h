@@ -72,7 +72,7 @@ struct Descale {
 // The K and V tensor maps of the TMA producer (sm90/producer_tma.h), encoded by the host per call: 4D
 // (head-dim column, KV head, row, page) with box (64, 1, FwdParams::kv_tma_rows, 1) and the 128-byte swizzle of
 // the K/V tiles. A dense (varlen) K/V is one page of total_k rows; a batched cache has one page per cache row.
-// q (the q-tma experiment, entry 69; FwdParams::q_tma_box_tokens): the queries as (head-dim column, query head,
+// q (q-tma, entry 69; FwdParams::q_tma_box_tokens): the queries as (head-dim column, query head,
 // token, 1) with box (64, qheads_per_kvhead, q_tma_box_tokens, 1): one box is one 64-column block of a packed Q tile.
 struct KvTensorMaps {
   sm90::TmaDescriptor k;
@@ -187,8 +187,8 @@ struct FwdParams {
   // of n pairs (as many as whose K/V fit a share of L2), and in each section every pair's heaviest tile before any
   // pair's next one.
   int lpt_section;
-  // Tokens per Q box where the TMA producer loads Q by KvTensorMaps::q (block_m / qheads_per_kvhead; the q-tma
-  // experiment, entry 69); 0: 16-byte copies (producer.h load_q).
+  // Tokens per Q box where the TMA producer loads Q by KvTensorMaps::q (block_m / qheads_per_kvhead; q-tma,
+  // entry 69); 0: 16-byte copies (producer.h load_q).
   int q_tma_box_tokens;
 };
 

@@ -125,7 +125,7 @@ struct ProducerTma {
     }
   }
 
-  // The q-tma experiment (entry 69; FwdParams::q_tma_box_tokens): the tile's packed Q rows by one TMA box per
+  // q-tma (entry 69, run()'s choice where the boxes pay; FwdParams::q_tma_box_tokens): the tile's packed Q rows by one TMA box per
   // 64-column block instead of kBlockM x column chunks of 16-byte copies, each with a division (producer.h load_q;
   // on a short GQA prefill those copies and the Q wait were ~13% of the persistent kernel's samples, entry 69).
   // A box is q_tma_box_tokens tokens x the group's query heads, head fastest: the rows (token, head) that the

@@ -404,12 +404,15 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).d96_persist);  // entry 68
   EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
   EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
-  EXPECT_FALSE(Experiment::parse(nullptr).q_tma);  // entry 69, not yet measured
-  EXPECT_TRUE(Experiment::parse("q-tma").q_tma);
-  EXPECT_FALSE(Experiment::parse(nullptr).lean_tail);  // entry 71, not yet measured
+  EXPECT_EQ(Experiment::parse(nullptr).q_tma_mode, 1);  // entry 69: where q_boxes_pay
+  EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
+  EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
+  EXPECT_TRUE(Experiment::parse(nullptr).lean_tail);  // entry 71
   EXPECT_TRUE(Experiment::parse("lean-tail").lean_tail);
-  EXPECT_FALSE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70, not yet measured
+  EXPECT_FALSE(Experiment::parse("no-lean-tail").lean_tail);
+  EXPECT_TRUE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70
   EXPECT_TRUE(Experiment::parse("tma-warps-few").tma_warps_few_ctas);
+  EXPECT_FALSE(Experiment::parse("no-tma-warps-few").tma_warps_few_ctas);
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old
@@ -457,6 +460,30 @@ TEST(LaunchOrder, LptOnlyOnGridsWhoseTailMatters) {
   EXPECT_FALSE(lpt_pays(128LL * 32, sms));     // MLAp128 q4k (+1.5%)
   EXPECT_TRUE(lpt_pays(10LL * sms, sms));
   EXPECT_FALSE(lpt_pays(10LL * sms + 1, sms));
+}
+
+// Entry 69's rule: Q by boxes where the sequences average a box of tokens. The measured winners take the boxes, the
+// mixed batches of decodes that lost 4-10% keep the copies.
+TEST(TileTable, QBoxesWhereSequencesFillThem) {
+  EXPECT_TRUE(q_boxes_pay(16LL * 512, 16, 128 / 4));          // L8 16q512 (G 4: 32-token boxes; -3%, -7% with lean-tail)
+  EXPECT_TRUE(q_boxes_pay(16LL * 512, 16, 128 / 8));          // L70 16q512
+  EXPECT_TRUE(q_boxes_pay(257 + 1024 + 63 + 4093, 4, 32));    // L8 q257_q1k_q63_q4093
+  EXPECT_TRUE(q_boxes_pay(2 * 4096 + 32, 34, 32));            // mixed L8 2q4k_32q1s1k (-2.9%)
+  EXPECT_FALSE(q_boxes_pay(1024 + 1024, 1025, 32));           // mixed L8 q1k_1024q1s1k (+9.5% with boxes)
+  EXPECT_FALSE(q_boxes_pay(1024 + 64, 65, 32));               // mixed L8 q1ks8k_64q1s4k (+4.4%)
+  EXPECT_FALSE(q_boxes_pay(4 * 512 + 128, 132, 32));          // mixed L8 4q512s8k_128q1s2k (+3.8%)
+  EXPECT_FALSE(q_boxes_pay(1024 + 64, 65, 64));               // mixed L70t4 q1ks8k_64q1s4k (G 2)
+  EXPECT_TRUE(q_boxes_pay(32, 1, 32));
+  EXPECT_FALSE(q_boxes_pay(31, 1, 32));
+}
+
+// Entry 70's rule on the H200's 132 SMs: four box-issuing warps on grids of at most 66 CTAs.
+TEST(TileTable, FourIssuersOnFewCtas) {
+  EXPECT_TRUE(four_issuers_pay(32, 132));       // splits32-md q1s128k, one KV head group (-5.6%)
+  EXPECT_TRUE(four_issuers_pay(8 * 8, 132));    // L8 8q1s1k: 8 sequences x 8 KV heads (-3.7%)
+  EXPECT_TRUE(four_issuers_pay(66, 132));
+  EXPECT_FALSE(four_issuers_pay(67, 132));
+  EXPECT_FALSE(four_issuers_pay(128LL * 8, 132));  // L70t8 128q1s1k keeps two
 }
 
 TEST(FastDiv, MatchesIntegerDivision) {

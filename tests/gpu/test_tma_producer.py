@@ -101,12 +101,14 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads; by
                # default only on grids of up to 10 tiles a SM)
                "lpt", "lpt=8", "no-lpt",
-               # entry 69: packed Q by tensor-map boxes (rows past a sequence hold its neighbour's queries, not zeros)
-               "q-tma",
-               # entry 71: the lean tile tail (masks, LSE, the epilogue's store loop), alone and with q-tma
-               "lean-tail", "q-tma,lean-tail",
-               # entry 70: four box-issuing warps on grids of few CTAs (the splits8 decode: 16 CTAs)
-               "tma-warps-few"]
+               # entry 69: packed Q by tensor-map boxes (rows past a sequence hold its neighbour's queries, not
+               # zeros): in every call that can (the default: where the sequences average a box), and never
+               "q-tma", "no-q-tma",
+               # entry 71: the tile tail before the lean one (masks, LSE, the epilogue's store loop), with and
+               # without q-tma
+               "no-lean-tail", "no-q-tma,no-lean-tail",
+               # entry 70: two box-issuing warps on grids of few CTAs too (the splits8 decode: 16 CTAs)
+               "no-tma-warps-few"]
 
 
 def _outputs(seed):
