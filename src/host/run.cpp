@@ -327,7 +327,6 @@ int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m,
     if (loop_flags == -1) return sm90::kOneTileLoopFlags | bits;
     if (loop_flags == persistent) return persistent | bits;
   }
-  bits &= ~sm90::kRescaleUnderQkLoopBit;  // d128 only
   if (plan.head_dim_padded == 64 && (block_m == 128 || block_m == 192) && loop_flags == persistent) {
     if (block_m == 192) bits &= ~sm90::kLeanTailLoopBit;
     return bits != 0 ? persistent | bits : -1;
@@ -423,10 +422,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
   const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
-                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0) |
-                           (Experiment::get().rescale_under_qk && Experiment::get().lean_tail && !fp8_kv
-                                ? sm90::kRescaleUnderQkLoopBit
-                                : 0);
+                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
   if (variant_bits != 0) {
     const int with_bits = loop_flags_with(a, plan, block_m, tile_variant, loop_flags, variant_bits);
     if (with_bits >= 0) loop_flags = with_bits;

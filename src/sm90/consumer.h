@@ -15,10 +15,6 @@
 //     scripts/sass_overlap.py counts the MUFU.EX2 between the P*V issue and its wait (0 -> 66 for d128).
 //   kLoopSkipRescale: skip the O rescale (kDv / 2 FMULs per thread) when no row of the warp changed its max
 //     (every correction is exactly 1, so the result is bit-identical).
-//   kLoopRescaleUnderQk (entry 73): the O rescale of block n moves from after P_{n-1}V's wait (where it sits between
-//     the warpgroup's softmax and its next issue) to after the QK^T of block n+1 is issued, so that its FMULs run
-//     while the tensor cores compute that QK^T, as FA3 orders it; every block rescales (no vote). The same products
-//     in the same order, so the same bits.
 //   kLoopDescPrecomp and kLoopTreeMax: exact rewrites of the descriptor arithmetic and of the row max.
 //   Experiment bits (bf16 d128 block_m 128 only; docs/perf-log.md entry 9): kLoopSkipSoftmax, kLoopSkipPv,
 //     kLoopSkipQk, kLoopNoPingpong, kLoopOneConsumer leave a stage out (timing only, wrong results).
@@ -209,7 +205,6 @@ struct Consumer {
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
     constexpr bool kSkipSoftmax = (kFlags & kLoopSkipSoftmax) != 0;
-    constexpr bool kRescaleUnderQk = (kFlags & kLoopRescaleUnderQk) != 0 && !kSkipSoftmax;
     constexpr bool kPingpong = Traits::kPingpong && (kFlags & (kLoopNoPingpong | kLoopOneConsumer)) == 0;
     constexpr bool kTreeMax = (kFlags & kLoopTreeMax) != 0;
 
@@ -366,13 +361,6 @@ struct Consumer {
         wgmma_fence();
         qk(stage);
         wgmma_commit_group();
-        if constexpr (kRescaleUnderQk) {
-          // O holds blocks up to the previous one (its P*V retired at the last step's wait); at it == 1 it holds
-          // nothing yet, and the P*V below overwrites it.
-          fence_operands(o);
-          scale_rows(o, correction);
-          wgmma_fence();
-        }
         pv(prev_stage, it > 1);
         wgmma_commit_group();
         pass_turn(false);
@@ -392,7 +380,7 @@ struct Consumer {
         fence_operands(o);
         fence_operands(pf);
         release(base + Traits::v_empty_barrier(prev_stage), lane);
-        if constexpr (kSkipSoftmax || kRescaleUnderQk) {
+        if constexpr (kSkipSoftmax) {
         } else if constexpr ((kFlags & kLoopSkipRescale) != 0) {
           if (!__all_sync(0xffffffff, correction[0] == 1.f && correction[1] == 1.f)) scale_rows(o, correction);
         } else {
@@ -403,9 +391,6 @@ struct Consumer {
 
       const int last = my_iters - 1;
       const int stage = stage_of(key_of(last));
-      if constexpr (kRescaleUnderQk) {
-        if (my_iters > 1) scale_rows(o, correction);
-      }
       mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(key_of(last)));
       fence_proxy_async_shared();
       take_turn();

@@ -46,11 +46,6 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,                  // 658947
     kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
-    // ... with the O rescale under the next QK^T (entry 73; bitwise equal), on run()'s four values
-    kDefaultLoopFlags | kLoopLeanTail | kLoopRescaleUnderQk,                        // 1578499
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail | kLoopRescaleUnderQk,  // 1707523
-    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopRescaleUnderQk,            // 1840643
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopRescaleUnderQk,  // 1969667
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 

@@ -410,8 +410,6 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).lean_tail);  // entry 71
   EXPECT_TRUE(Experiment::parse("lean-tail").lean_tail);
   EXPECT_FALSE(Experiment::parse("no-lean-tail").lean_tail);
-  EXPECT_FALSE(Experiment::parse(nullptr).rescale_under_qk);  // entry 73, not yet measured
-  EXPECT_TRUE(Experiment::parse("rescale-under-qk").rescale_under_qk);
   EXPECT_TRUE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70
   EXPECT_TRUE(Experiment::parse("tma-warps-few").tma_warps_few_ctas);
   EXPECT_FALSE(Experiment::parse("no-tma-warps-few").tma_warps_few_ctas);

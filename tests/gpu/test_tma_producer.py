@@ -108,9 +108,7 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # without q-tma
                "no-lean-tail", "no-q-tma,no-lean-tail",
                # entry 70: two box-issuing warps on grids of few CTAs too (the splits8 decode: 16 CTAs)
-               "no-tma-warps-few",
-               # entry 73: the O rescale under the next QK^T (d128 one-tile and persistent)
-               "rescale-under-qk"]
+               "no-tma-warps-few"]
 
 
 def _outputs(seed):
