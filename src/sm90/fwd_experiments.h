@@ -46,6 +46,9 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,                  // 658947
     kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
+    // ... with the boxes only for tiles at least half full (entry 74; bitwise equal)
+    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopQTmaTile,                  // 1840643
+    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopQTmaTile,  // 1969667
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 
@@ -55,14 +58,16 @@ using ExperimentLoopFlagsD64 =
                  // q-tma (entry 69), lean-tail (entry 71), both
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail>;
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopQTmaTile>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
 // q-tma (entry 69) too; not lean-tail, whose epilogue spilled 216-268 bytes in its 160-register consumers.
 using ExperimentLoopFlagsD64M192 =
     LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopQTmaTile>;  // entry 74
 
 // The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).

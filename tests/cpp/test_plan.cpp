@@ -407,6 +407,7 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse(nullptr).q_tma_mode, 1);  // entry 69: where q_boxes_pay
   EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
+  EXPECT_EQ(Experiment::parse("q-tma-tile").q_tma_mode, 3);  // entry 74, not yet measured
   EXPECT_TRUE(Experiment::parse(nullptr).lean_tail);  // entry 71
   EXPECT_TRUE(Experiment::parse("lean-tail").lean_tail);
   EXPECT_FALSE(Experiment::parse("no-lean-tail").lean_tail);
