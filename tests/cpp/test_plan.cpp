@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../../src/sm90/fwd_params.h"
@@ -386,11 +387,20 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("fp8-convert").fp8_native);
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_native);  // the default since perf-log entry 19
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
-  EXPECT_TRUE(Experiment::parse(nullptr).persistent);
-  EXPECT_FALSE(Experiment::parse("no-persist").persistent);
-  EXPECT_TRUE(Experiment::parse(nullptr).tile_fastdiv);  // entry 64, the default
-  EXPECT_FALSE(Experiment::parse("no-tile-fastdiv").tile_fastdiv);
-  EXPECT_TRUE(Experiment::parse("tile-fastdiv").tile_fastdiv);
+  // The measured defaults that are switches: on by default, "no-<token>" turns each off, "<token>" keeps it on.
+  struct Switch {
+    const char* token;
+    bool Experiment::*field;
+  };
+  for (const Switch& sw : {Switch{"persist", &Experiment::persistent}, Switch{"tile-fastdiv", &Experiment::tile_fastdiv},
+                           Switch{"d96-m192", &Experiment::d96_m192}, Switch{"d96-persist", &Experiment::d96_persist},
+                           Switch{"lean-tail", &Experiment::lean_tail},
+                           Switch{"tma-warps-few", &Experiment::tma_warps_few_ctas}}) {
+    const std::string off = std::string("no-") + sw.token;
+    EXPECT_TRUE(Experiment::parse(nullptr).*sw.field) << sw.token;
+    EXPECT_FALSE(Experiment::parse(off.c_str()).*sw.field) << off;
+    if (std::string(sw.token) != "persist") EXPECT_TRUE(Experiment::parse(sw.token).*sw.field) << sw.token;
+  }
   EXPECT_EQ(Experiment::parse(nullptr).lpt_mode, 1);  // entry 66: where lpt_pays
   EXPECT_EQ(Experiment::parse(nullptr).lpt_l2_mb, 40);
   EXPECT_EQ(Experiment::parse("lpt").lpt_mode, 2);
@@ -398,22 +408,10 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse("lpt=24").lpt_mode, 2);
   EXPECT_EQ(Experiment::parse("lpt=24").lpt_l2_mb, 24);
   EXPECT_EQ(Experiment::parse("no-lpt").lpt_mode, 0);
-  EXPECT_TRUE(Experiment::parse(nullptr).d96_m192);  // entry 67
-  EXPECT_TRUE(Experiment::parse("d96-m192").d96_m192);
-  EXPECT_FALSE(Experiment::parse("no-d96-m192").d96_m192);
-  EXPECT_TRUE(Experiment::parse(nullptr).d96_persist);  // entry 68
-  EXPECT_TRUE(Experiment::parse("d96-persist").d96_persist);
-  EXPECT_FALSE(Experiment::parse("no-d96-persist").d96_persist);
   EXPECT_EQ(Experiment::parse(nullptr).q_tma_mode, 1);  // entry 69: where q_boxes_pay
   EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
   EXPECT_EQ(Experiment::parse("q-tma-tile").q_tma_mode, 3);  // entry 74, not yet measured
-  EXPECT_TRUE(Experiment::parse(nullptr).lean_tail);  // entry 71
-  EXPECT_TRUE(Experiment::parse("lean-tail").lean_tail);
-  EXPECT_FALSE(Experiment::parse("no-lean-tail").lean_tail);
-  EXPECT_TRUE(Experiment::parse(nullptr).tma_warps_few_ctas);  // entry 70
-  EXPECT_TRUE(Experiment::parse("tma-warps-few").tma_warps_few_ctas);
-  EXPECT_FALSE(Experiment::parse("no-tma-warps-few").tma_warps_few_ctas);
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old
