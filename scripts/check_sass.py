@@ -58,8 +58,6 @@ LOCAL_MEMORY_ALLOWANCE = {
     # ... with Q by tensor-map boxes (q-tma, entry 69, run()'s choice where the boxes pay): the 32-register producer keeps its three
     # per-tile counters in local memory (all after its setmaxnreg, none in the consumers' loop).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi396803E": 7,
-    # ... with the boxes only for tiles at least half full (q-tma-tile, entry 74, an experiment): 4 of them.
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1445379E": 4,
 }
 
 

@@ -212,7 +212,7 @@ int q_tensor_map_of(const FwdParams& p, int batch, int head_dim_padded, int bloc
   const int group = p.qheads_per_kvhead;
   if (group < 1 || block_m % group != 0) return 0;
   const int box_tokens = block_m / group;
-  if (mode == 1 && !q_boxes_pay(p.total_q, batch, box_tokens)) return 0;  // mode 3: each tile decides (entry 74)
+  if (mode == 1 && !q_boxes_pay(p.total_q, batch, box_tokens)) return 0;
   const std::string why =
       encode_kv_tensor_map(reinterpret_cast<CUtensorMap*>(&maps.q), p.q, p.head_dim, p.num_heads_q, p.total_q, 1,
                            p.q_head_stride, p.q_row_stride, 0, box_tokens, false, group);
@@ -313,8 +313,8 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
-// q-tma (entry 69), lean-tail (entry 71) and q-tma-tile (entry 74): the loop value with `bits` added to `loop_flags` (-1: the tile's
-// default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
+// q-tma (entry 69), lean-tail (entry 71) and mask-compare (entry 75): the loop value with `bits` added to
+// `loop_flags` (-1: the tile's default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
 // and the d64 tiles' persistent kernels (128 and 192 rows; the 192-row one without lean-tail, which spilled there).
 // The decode variants, fp16 and e4m3 keep their loops.
 int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant, int loop_flags,
@@ -323,8 +323,6 @@ int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m,
     return -1;
   }
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
-  // q-tma-tile (entry 74) is listed with lean-tail on the 128-row tiles and alone on the 192-row one.
-  if (block_m == 128 && (bits & sm90::kLeanTailLoopBit) == 0) bits &= ~sm90::kQTmaTileLoopBit;
   if (plan.head_dim_padded == 128 && block_m == 128) {
     if (loop_flags == -1) return sm90::kOneTileLoopFlags | bits;
     if (loop_flags == persistent) return persistent | bits;
@@ -423,10 +421,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  const bool q_by_tile = Experiment::get().q_tma_mode == 3;
   const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
-                           (p.q_tma_box_tokens > 0 && q_by_tile ? sm90::kQTmaTileLoopBit : 0) |
-                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
+                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0) |
+                           (Experiment::get().mask_compare && !fp8_kv ? sm90::kMaskCompareLoopBit : 0);
   if (variant_bits != 0) {
     const int with_bits = loop_flags_with(a, plan, block_m, tile_variant, loop_flags, variant_bits);
     if (with_bits >= 0) loop_flags = with_bits;

@@ -32,7 +32,7 @@ namespace flashseek::sm90 {
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma &&
-                  kLeanTailLoopBit == kLoopLeanTail && kQTmaTileLoopBit == kLoopQTmaTile,
+                  kLeanTailLoopBit == kLoopLeanTail && kMaskCompareLoopBit == kLoopMaskCompare,
               "the host's values");
 
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       } else if constexpr (Traits::kFp8Kv) {
         ProducerFp8<Traits>::run(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       } else if ((kLoopFlags & kLoopProducerNoCopy) == 0 && ProducerTma<Traits>::usable(p, seq)) {
-        ProducerTma<Traits>::template run<false, q_load_mode(kLoopFlags)>(p, maps, seq, b, kv_head, row_begin,
+        ProducerTma<Traits>::template run<false, (kLoopFlags & kLoopQTma) != 0>(p, maps, seq, b, kv_head, row_begin,
                                                                                   n_begin, n_end, smem, tid);
       } else {
         Producer<Traits>::template run<kLoopFlags>(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);

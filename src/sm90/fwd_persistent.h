@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     warpgroup_reg_dealloc<kProducerRegs>();
     for_each_tile([&](const TileWork& w, int n_iters, int pipe, int q_count) {
       if (n_iters > 0) {
-        ProducerTma<Traits>::template run<true, q_load_mode(kLoopFlags)>(
+        ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0>(
             p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end, smem, tid, pipe, q_count);
       }
     });
@@ -165,8 +165,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail |
-                                kLoopQTmaTile)) ==
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail)) ==
                     kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default

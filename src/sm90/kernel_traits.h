@@ -37,14 +37,8 @@ enum LoopFlags : int {
   kLoopQTma = 262144,  // the TMA producer loads packed Q by tensor-map boxes (FwdParams::q_tma_box_tokens; entry 69)
   kLoopLeanTail = 524288,  // fewer instructions per tile's epilogue: the LSE only where stored, the store loop by
                            // incremental rows (entry 71)
-  kLoopQTmaTile = 1048576,  // with kLoopQTma: boxes only for tiles at least half of whose rows are the sequence's
-                            // (entry 74)
+  kLoopMaskCompare = 1048576,  // the element mask by two compares a column instead of a row's bit mask (entry 75)
 };
-// How the TMA producer loads Q under a loop value: 0 by copies, 1 by boxes, 2 by boxes for the tiles at least half
-// full and by copies for the others.
-constexpr int q_load_mode(int loop_flags) {
-  return (loop_flags & kLoopQTma) == 0 ? 0 : (loop_flags & kLoopQTmaTile) != 0 ? 2 : 1;
-}
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).
 constexpr int kLoopBaseFlags = kLoopOverlap | kLoopSkipRescale | kLoopDescPrecomp | kLoopTreeMax;  // 1539

@@ -134,19 +134,11 @@ struct ProducerTma {
   // stored. Columns past the call's head dim are zeros (the map's extent). One thread raises the transaction count
   // and gives the barrier's 128 arrivals, as issue_block does. Compiled only into the loop values with kLoopQTma:
   // as a run-time branch of every kernel it rescheduled the default d128 loop (65 / 1077 -> 1079 instructions).
-  // kQMode (q_load_mode): 1 boxes for every tile; 2 (kLoopQTmaTile, entry 74) boxes only where at least half of the
-  // tile's rows are the sequence's: a decode's tile (G of 128 rows) reads 1-4 KB by copies where a box reads 16 KB.
-  template <int kQMode>
+  template <bool kQTma>
   __device__ __forceinline__ static void load_q(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq,
                                                 int row_begin, int kv_head, uint32_t smem_base, int tid) {
     using QTile = typename Traits::QTile;
-    if constexpr (kQMode == 2) {
-      if (2 * (seq.seqlen_q * p.qheads_per_kvhead - row_begin) < Traits::kBlockM) {
-        Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
-        return;
-      }
-    }
-    if constexpr (kQMode != 0 && QTile::kSwizzleBytes == 128 && Traits::kElementBytes == 2) {
+    if constexpr (kQTma && QTile::kSwizzleBytes == 128 && Traits::kElementBytes == 2) {
       if (p.q_tma_box_tokens > 0 && p.q_tma_box_tokens * p.qheads_per_kvhead == Traits::kBlockM) {
         if (tid == 0) {
           const uint32_t full = smem_base + Traits::q_full_barrier();
@@ -168,7 +160,7 @@ struct ProducerTma {
 
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
-  template <bool kPersistent = false, int kQMode = 0>
+  template <bool kPersistent = false, bool kQTma = false>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid, int pipe = 0,
                              int q_count = 0) {
@@ -183,11 +175,11 @@ struct ProducerTma {
     if (tid == 0 && (!kPersistent || q_count == 0)) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
-      if constexpr (kQMode != 0) {
+      if constexpr (kQTma) {
         if (p.q_tma_box_tokens > 0) prefetch_tensormap(&maps.q);
       }
     }
-    load_q<kQMode>(p, maps, seq, row_begin, kv_head, smem_base, tid);
+    load_q<kQTma>(p, maps, seq, row_begin, kv_head, smem_base, tid);
 
     const int n_iters = n_end - n_begin;
     int it = 0;

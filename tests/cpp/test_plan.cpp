@@ -7,6 +7,7 @@
 
 #include "../../src/sm90/fwd_params.h"
 #include "../../src/sm90/launch_order.h"
+#include "../../src/sm90/mask_bits.h"
 #include "flashseek/flashseek.h"
 #include "experiment.h"
 #include "l2_policy.h"
@@ -411,7 +412,46 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse(nullptr).q_tma_mode, 1);  // entry 69: where q_boxes_pay
   EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
-  EXPECT_EQ(Experiment::parse("q-tma-tile").q_tma_mode, 3);  // entry 74, not yet measured
+  EXPECT_FALSE(Experiment::parse(nullptr).mask_compare);  // entry 75: the bit-mask default
+  EXPECT_TRUE(Experiment::parse("mask-compare").mask_compare);
+}
+
+// The mask's row bits (sm90/mask_bits.h, entry 75) against the element-wise limits they replace: element (j, e) of
+// a thread whose first column is col0 is masked iff col0 + 8 j + e > hi or < lo. Every lo / hi around the
+// fragment, unbounded ones (+-2^30) and the block widths of the tile table.
+template <int kN>
+void expect_row_bits_match_compares() {
+  constexpr int kUnbounded = 1 << 30;
+  std::vector<int> cols;
+  for (int block : {0, 1, 7, 1000}) {
+    for (int quad = 0; quad < 4; ++quad) cols.push_back(block * kN + 2 * quad);
+  }
+  for (int col0 : cols) {
+    std::vector<int> limits = {-kUnbounded, kUnbounded, col0 - 1000, col0 + 1000};
+    for (int d = -12; d <= kN + 12; ++d) limits.push_back(col0 + d);
+    for (int lo : limits) {
+      for (int hi : limits) {
+        for (int e = 0; e < 2; ++e) {
+          const uint32_t bits = row_column_bits<kN>(lo, hi, col0, e);
+          for (int j = 0; j < kN / 8; ++j) {
+            const long long col = static_cast<long long>(col0) + 8 * j + e;
+            const bool visible = col <= hi && col >= lo;
+            ASSERT_EQ(((bits >> j) & 1u) != 0, visible)
+                << "kN " << kN << " col0 " << col0 << " lo " << lo << " hi " << hi << " j " << j << " e " << e;
+          }
+          ASSERT_EQ(bits >> (kN / 8), 0u) << "no bits past the fragment";
+        }
+      }
+    }
+  }
+}
+
+TEST(MaskBits, RowBitsMatchTheElementCompares) {
+  expect_row_bits_match_compares<128>();
+  expect_row_bits_match_compares<112>();
+  expect_row_bits_match_compares<96>();
+  expect_row_bits_match_compares<80>();
+  expect_row_bits_match_compares<64>();
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old

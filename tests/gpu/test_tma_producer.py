@@ -107,10 +107,11 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 71: the tile tail before the lean one (masks, LSE, the epilogue's store loop), with and
                # without q-tma
                "no-lean-tail", "no-q-tma,no-lean-tail",
-               # entry 74: boxes in every call that can, by copies for the tiles less than half full (mixed batches)
-               "q-tma-tile",
                # entry 70: two box-issuing warps on grids of few CTAs too (the splits8 decode: 16 CTAs)
-               "no-tma-warps-few"]
+               "no-tma-warps-few",
+               # entry 75: the causal / window / key-end mask by two compares an element (the default: a row's bit
+               # mask) on the d128 and d64 tiles that list it
+               "mask-compare"]
 
 
 def _outputs(seed):
