@@ -55,14 +55,11 @@ LOCAL_MEMORY_ALLOWANCE = {
     # The same kernel with tile-fastdiv (entry 64, the default since session 15; 3587 is no-tile-fastdiv): the same
     # per-tile values in local memory, fewer of them (4 against 9).
     # Entry 75's bit mask: the 160-register consumers keep one more per-tile value (a row's token) in local memory,
-    # loaded at each tile's start and end, never in the key-block loop (4 -> 7; 396803 7 -> 10). mask-compare's
-    # values (the old mask, for the A/B) keep the old counts.
+    # loaded at each tile's start and end, never in the key-block loop (4 -> 7; 396803 7 -> 10).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi134659E": 7,
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1183235E": 4,
     # ... with Q by tensor-map boxes (q-tma, entry 69, run()'s choice where the boxes pay): the 32-register producer keeps its three
     # per-tile counters in local memory (all after its setmaxnreg, none in the consumers' loop).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi396803E": 10,
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1445379E": 7,
 }
 
 

@@ -72,9 +72,6 @@
 //   no-lean-tail the tiles' epilogue as before entry 71 (default: kLoopLeanTail, the LSE's logarithm only where
 //                stored and the store loop by incremental rows, the same bits, on the tiles that list it: bf16
 //                d128 128-row, d64 128-row persistent; with q-tma 16q512 -7%). lean-tail: the default
-//   mask-compare the element mask of causal / window / key-end blocks by two compares a column, as before entry 75
-//                (default: one bit mask a row, the same elements masked), on the tiles lean-tail lists and the 192-row
-//                d64 persistent kernel; for the A/B
 //   combine-per-sequence  the split combine's grid is max_seqlen_q x heads rows per sequence for every call
 //                (default: a varlen call whose q has fewer rows than batch x max_seqlen_q combines over q's rows;
 //                entry 49)
@@ -160,7 +157,6 @@ struct Experiment {
   bool d96_m192 = true;  // entry 67
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
-  bool mask_compare = false;  // entry 75
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -236,7 +232,6 @@ struct Experiment {
       else if (t == "no-q-tma") e.q_tma_mode = 0;
       else if (t == "lean-tail") e.lean_tail = true;
       else if (t == "no-lean-tail") e.lean_tail = false;
-      else if (t == "mask-compare") e.mask_compare = true;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

@@ -313,8 +313,8 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
-// q-tma (entry 69), lean-tail (entry 71) and mask-compare (entry 75): the loop value with `bits` added to
-// `loop_flags` (-1: the tile's default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
+// q-tma (entry 69) and lean-tail (entry 71): the loop value with `bits` added to `loop_flags` (-1: the tile's
+// default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
 // and the d64 tiles' persistent kernels (128 and 192 rows; the 192-row one without lean-tail, which spilled there).
 // The decode variants, fp16 and e4m3 keep their loops.
 int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant, int loop_flags,
@@ -422,8 +422,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
   const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
-                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0) |
-                           (Experiment::get().mask_compare && !fp8_kv ? sm90::kMaskCompareLoopBit : 0);
+                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
   if (variant_bits != 0) {
     const int with_bits = loop_flags_with(a, plan, block_m, tile_variant, loop_flags, variant_bits);
     if (with_bits >= 0) loop_flags = with_bits;

@@ -274,7 +274,7 @@ struct Consumer {
         mask.template apply_head_packed<kN>(s, n, row_tok, row_head, lane, p.kv_head_pack_log2,
                                             mask.block_needs_mask(n, keys_per_block<Traits>(p)));
       } else if (mask.block_needs_mask(n, kN)) {
-        mask.template apply<kN, (kFlags & kLoopMaskCompare) != 0>(s, n, row_tok, lane);
+        mask.template apply<kN>(s, n, row_tok, lane);
       }
     };
     // Mask and online softmax of the block in s (kLoopSkipSoftmax: none, corrections 1).

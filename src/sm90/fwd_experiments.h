@@ -46,11 +46,6 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,                  // 658947
     kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
-    // the element mask by compares (entry 75, mask-compare; bitwise equal) on those four of run()'s values
-    kDefaultLoopFlags | kLoopLeanTail | kLoopMaskCompare,                           // 1578499
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail | kLoopMaskCompare,  // 1707523
-    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopMaskCompare,               // 1840643
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopMaskCompare,  // 1969667
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase>;                                                                      // 1539
 
@@ -60,20 +55,14 @@ using ExperimentLoopFlagsD64 =
                  // q-tma (entry 69), lean-tail (entry 71), both
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,
-                 // mask-compare (entry 75)
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail | kLoopMaskCompare,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopMaskCompare>;
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail>;
 
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
 // q-tma (entry 69) too; not lean-tail, whose epilogue spilled 216-268 bytes in its 160-register consumers.
 using ExperimentLoopFlagsD64M192 =
     LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
-                 // mask-compare (entry 75)
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopMaskCompare,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopMaskCompare>;
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;
 
 // The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).

@@ -23,7 +23,6 @@ constexpr int kNativeProducerAheadLoopFlags = 30211;
 constexpr int kOneTileLoopFlags = 5635;
 constexpr int kQTmaLoopBit = 262144;
 constexpr int kLeanTailLoopBit = 524288;  // kLoopLeanTail (entry 71)
-constexpr int kMaskCompareLoopBit = 1048576;  // kLoopMaskCompare (entry 75)
 
 // SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
 int device_sm_count();

@@ -86,9 +86,8 @@ struct AttentionMask {
   }
 
   // Masks the m64 x kN accumulator tile of one thread: rows `row_tok[0..1]` (tokens of accumulator rows g and
-  // g + 8), columns n * kN + 8 * j + 2 * (lane % 4) + {0, 1}. kCompare: two compares per element (before entry 75,
-  // FLASHSEEK_EXPERIMENT=mask-compare); else one bit mask per (row, e), the same elements masked.
-  template <int kN, bool kCompare = false>
+  // g + 8), columns n * kN + 8 * j + 2 * (lane % 4) + {0, 1}; by one bit mask per (row, e) (mask_bits.h, entry 75).
+  template <int kN>
   __device__ __forceinline__ void apply(float (&s)[kN / 2], int n, const int (&row_tok)[2], int lane) const {
     static_assert(kN <= 128, "a thread's columns of one row fit 16 bits");
     const int col0 = n * kN + 2 * (lane & 3);
@@ -98,18 +97,10 @@ struct AttentionMask {
       const int lo = left == kUnbounded ? -kUnbounded : local_first(row_tok[r] + diag - left);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        if constexpr (kCompare) {
+        const uint32_t visible = row_column_bits<kN>(lo, hi, col0, e);
 #pragma unroll
-          for (int j = 0; j < kN / 8; ++j) {
-            const int col = col0 + 8 * j + e;
-            if (col > hi || col < lo) s[4 * j + 2 * r + e] = -INFINITY;
-          }
-        } else {
-          const uint32_t visible = row_column_bits<kN>(lo, hi, col0, e);
-#pragma unroll
-          for (int j = 0; j < kN / 8; ++j) {
-            if (((visible >> j) & 1u) == 0) s[4 * j + 2 * r + e] = -INFINITY;
-          }
+        for (int j = 0; j < kN / 8; ++j) {
+          if (((visible >> j) & 1u) == 0) s[4 * j + 2 * r + e] = -INFINITY;
         }
       }
     }

@@ -108,10 +108,7 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # without q-tma
                "no-lean-tail", "no-q-tma,no-lean-tail",
                # entry 70: two box-issuing warps on grids of few CTAs too (the splits8 decode: 16 CTAs)
-               "no-tma-warps-few",
-               # entry 75: the causal / window / key-end mask by two compares an element (the default: a row's bit
-               # mask) on the d128 and d64 tiles that list it
-               "mask-compare"]
+               "no-tma-warps-few"]
 
 
 def _outputs(seed):
