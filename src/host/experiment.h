@@ -69,6 +69,9 @@
 //                KvTensorMaps::q) instead of 16-byte copies (the same bits) in every call it can. Default: where
 //                the call's sequences average at least one box of tokens (tile_table.h q_boxes_pay; entry 69:
 //                16q512 -3%, mixed batches of decodes +4..+10% where every tile loaded). no-q-tma: never
+//   kv-coords-early  the 16-bit TMA producer reads each block's box coordinates one block ahead and waits for
+//                the read before the current block's boxes, as before entry 76 (default: two blocks ahead, each
+//                waited for where its block is issued; the same boxes)
 //   no-lean-tail the tiles' epilogue as before entry 71 (default: kLoopLeanTail, the LSE's logarithm only where
 //                stored and the store loop by incremental rows, the same bits, on the tiles that list it: bf16
 //                d128 128-row, d64 128-row persistent; with q-tma 16q512 -7%). lean-tail: the default
@@ -157,6 +160,7 @@ struct Experiment {
   bool d96_m192 = true;  // entry 67
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
+  bool kv_coords_early = false;  // entry 76
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -232,6 +236,7 @@ struct Experiment {
       else if (t == "no-q-tma") e.q_tma_mode = 0;
       else if (t == "lean-tail") e.lean_tail = true;
       else if (t == "no-lean-tail") e.lean_tail = false;
+      else if (t == "kv-coords-early") e.kv_coords_early = true;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

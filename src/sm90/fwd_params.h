@@ -190,6 +190,10 @@ struct FwdParams {
   // Tokens per Q box where the TMA producer loads Q by KvTensorMaps::q (block_m / qheads_per_kvhead; q-tma,
   // entry 69); 0: 16-byte copies (producer.h load_q).
   int q_tma_box_tokens;
+  // 1: the 16-bit TMA producer reads a block's box coordinates (its block-table entries) one block ahead and clamps
+  // them there, waiting for the read before the current block's boxes (before entry 76; kv-coords-early, for the
+  // A/B). 0: two blocks ahead, each read waited for only where its block is issued.
+  int kv_coords_early;
 };
 
 }  // namespace flashseek

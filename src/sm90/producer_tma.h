@@ -219,24 +219,60 @@ struct ProducerTma {
         return i < n_iters && has_box ? box_coord(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)
                                       : BoxCoord{0, 0};
       };
-      // The next block's box coordinates (a block-table read for a paged cache) are read a block ahead.
-      BoxCoord next = coord_of(it);
-      for (; it < n_iters; ++it) {
-        const BoxCoord c = next;
-        next = coord_of(it + 1);
-        const int stage = stage_of(it);
-        const uint32_t phase = phase_of(it);
-        if (issues_k) {
-          issue_block<typename Traits::KTile, kThreads>(
-              &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-              smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
-              kv_head, c, lane, box_rows, has_box, roles.k_share);
+      if (kPersistent || p.kv_coords_early) {
+        // The next block's coordinates read a block ahead, but clamped at once, so the read is waited for before
+        // the current block's boxes go out (one block-table round trip per block): the persistent kernel's
+        // (prefill tiles, whose consumers are slower than the round trip; two ahead spilled its 32-register
+        // producer), and the one-tile kernel's before entry 76.
+        BoxCoord next = coord_of(it);
+        for (; it < n_iters; ++it) {
+          const BoxCoord c = next;
+          next = coord_of(it + 1);
+          const int stage = stage_of(it);
+          const uint32_t phase = phase_of(it);
+          if (issues_k) {
+            issue_block<typename Traits::KTile, kThreads>(
+                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
+                kv_head, c, lane, box_rows, has_box, roles.k_share);
+          }
+          if (issues_v) {
+            issue_block<typename Traits::VTile, kThreads>(
+                &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+                smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
+                kv_head, c, lane, box_rows, has_box, roles.v_share);
+          }
         }
-        if (issues_v) {
-          issue_block<typename Traits::VTile, kThreads>(
-              &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-              smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
-              kv_head, c, lane, box_rows, has_box, roles.v_share);
+      } else {
+        // A paged cache's block-table reads two blocks ahead, each clamped (its load waited for) only where its
+        // block's boxes are issued: while the stages are free the boxes of several blocks go out per round trip
+        // (entry 76: the one-tile decode's producer had waited one round trip before every block's boxes).
+        auto raw_coord_of = [&](int i) {
+          return i < n_iters && has_box
+                     ? box_coord_raw(p, seq, b, (n_end - 1 - i) * Traits::kBlockN + lane * box_rows)
+                     : BoxCoord{0, 0};
+        };
+        const bool paged = p.kv_layout == KVLayout::kPaged;
+        BoxCoord ahead0 = raw_coord_of(it);
+        BoxCoord ahead1 = raw_coord_of(it + 1);
+        for (; it < n_iters; ++it) {
+          const BoxCoord c = paged ? clamp_page(p, ahead0) : ahead0;
+          ahead0 = ahead1;
+          ahead1 = raw_coord_of(it + 2);
+          const int stage = stage_of(it);
+          const uint32_t phase = phase_of(it);
+          if (issues_k) {
+            issue_block<typename Traits::KTile, kThreads>(
+                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
+                smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
+                kv_head, c, lane, box_rows, has_box, roles.k_share);
+          }
+          if (issues_v) {
+            issue_block<typename Traits::VTile, kThreads>(
+                &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
+                smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
+                kv_head, c, lane, box_rows, has_box, roles.v_share);
+          }
         }
       }
     }

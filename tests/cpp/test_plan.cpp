@@ -412,6 +412,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse(nullptr).q_tma_mode, 1);  // entry 69: where q_boxes_pay
   EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
+  EXPECT_FALSE(Experiment::parse(nullptr).kv_coords_early);  // entry 76
+  EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
 
 // The mask's row bits (sm90/mask_bits.h, entry 75) against the element-wise limits they replace: element (j, e) of

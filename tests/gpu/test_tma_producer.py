@@ -108,7 +108,10 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # without q-tma
                "no-lean-tail", "no-q-tma,no-lean-tail",
                # entry 70: two box-issuing warps on grids of few CTAs too (the splits8 decode: 16 CTAs)
-               "no-tma-warps-few"]
+               "no-tma-warps-few",
+               # entry 76: block-table reads one block ahead, waited for before the current block's boxes (the
+               # default: two ahead, waited for where used); the same boxes
+               "kv-coords-early"]
 
 
 def _outputs(seed):
