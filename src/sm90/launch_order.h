@@ -2,11 +2,7 @@
 // linear launch index `linear` takes. Plain C++ as well, so that CPU tests check it (tests/cpp/test_plan.cpp).
 #pragma once
 
-#ifdef __CUDACC__
-#define FLASHSEEK_HOST_DEVICE __host__ __device__
-#else
-#define FLASHSEEK_HOST_DEVICE
-#endif
+#include "host_device.h"
 
 namespace flashseek {
 

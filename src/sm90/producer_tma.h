@@ -125,6 +125,24 @@ struct ProducerTma {
     }
   }
 
+  // One key block's boxes of K and of V, those of them that this warp issues (`roles`), into stage `stage`.
+  __device__ __forceinline__ static void issue_kv_block(const KvTensorMaps& maps, uint32_t smem_base, int stage,
+                                                        uint32_t phase, int kv_head, BoxCoord c, int lane,
+                                                        int box_rows, bool has_box, const IssueRoles& roles) {
+    if (roles.k) {
+      const uint32_t tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
+      issue_block<typename Traits::KTile, kThreads>(&maps.k, tile, smem_base + Traits::k_full_barrier(stage),
+                                                     smem_base + Traits::k_empty_barrier(stage), phase ^ 1, kv_head,
+                                                     c, lane, box_rows, has_box, roles.k_share);
+    }
+    if (roles.v) {
+      const uint32_t tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
+      issue_block<typename Traits::VTile, kThreads>(&maps.v, tile, smem_base + Traits::v_full_barrier(stage),
+                                                     smem_base + Traits::v_empty_barrier(stage), phase ^ 1, kv_head,
+                                                     c, lane, box_rows, has_box, roles.v_share);
+    }
+  }
+
   // q-tma (entry 69, run()'s choice where the boxes pay; FwdParams::q_tma_box_tokens): the tile's packed Q rows by one TMA box per
   // 64-column block instead of kBlockM x column chunks of 16-byte copies, each with a division (producer.h load_q;
   // on a short GQA prefill those copies and the Q wait were ~13% of the persistent kernel's samples, entry 69).
@@ -211,8 +229,7 @@ struct ProducerTma {
     // and 2-3 V's. The first warp of a tile's share raises the transaction count and gives the 128 arrivals;
     // the others' boxes may land before that (the count goes negative; the phase waits for the arrivals).
     const IssueRoles roles = issue_roles(p, tid / 32);
-    const bool issues_k = roles.k, issues_v = roles.v;
-    if (issues_k || issues_v) {
+    if (roles.k || roles.v) {
       const int box_rows = p.kv_tma_rows;
       const bool has_box = lane * box_rows < Traits::kBlockN;
       auto coord_of = [&](int i) {
@@ -228,20 +245,7 @@ struct ProducerTma {
         for (; it < n_iters; ++it) {
           const BoxCoord c = next;
           next = coord_of(it + 1);
-          const int stage = stage_of(it);
-          const uint32_t phase = phase_of(it);
-          if (issues_k) {
-            issue_block<typename Traits::KTile, kThreads>(
-                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
-                kv_head, c, lane, box_rows, has_box, roles.k_share);
-          }
-          if (issues_v) {
-            issue_block<typename Traits::VTile, kThreads>(
-                &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
-                kv_head, c, lane, box_rows, has_box, roles.v_share);
-          }
+          issue_kv_block(maps, smem_base, stage_of(it), phase_of(it), kv_head, c, lane, box_rows, has_box, roles);
         }
       } else {
         // A paged cache's block-table reads two blocks ahead, each clamped (its load waited for) only where its
@@ -259,20 +263,7 @@ struct ProducerTma {
           const BoxCoord c = paged ? clamp_page(p, ahead0) : ahead0;
           ahead0 = ahead1;
           ahead1 = raw_coord_of(it + 2);
-          const int stage = stage_of(it);
-          const uint32_t phase = phase_of(it);
-          if (issues_k) {
-            issue_block<typename Traits::KTile, kThreads>(
-                &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
-                smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
-                kv_head, c, lane, box_rows, has_box, roles.k_share);
-          }
-          if (issues_v) {
-            issue_block<typename Traits::VTile, kThreads>(
-                &maps.v, smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes,
-                smem_base + Traits::v_full_barrier(stage), smem_base + Traits::v_empty_barrier(stage), phase ^ 1,
-                kv_head, c, lane, box_rows, has_box, roles.v_share);
-          }
+          issue_kv_block(maps, smem_base, stage_of(it), phase_of(it), kv_head, c, lane, box_rows, has_box, roles);
         }
       }
     }
