@@ -72,8 +72,6 @@
 //   kv-coords-early  the 16-bit TMA producer reads each block's box coordinates one block ahead and waits for
 //                the read before the current block's boxes, as before entry 76 (default: two blocks ahead, each
 //                waited for where its block is issued; the same boxes)
-//   early-prologue  the one-tile kernel initialises its barriers and prefetches the K/V maps before its
-//                sequence lengths arrive instead of after (entry 77, built in session 18, not yet measured)
 //   no-lean-tail the tiles' epilogue as before entry 71 (default: kLoopLeanTail, the LSE's logarithm only where
 //                stored and the store loop by incremental rows, the same bits, on the tiles that list it: bf16
 //                d128 128-row, d64 128-row persistent; with q-tma 16q512 -7%). lean-tail: the default
@@ -163,7 +161,6 @@ struct Experiment {
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
   bool kv_coords_early = false;  // entry 76
-  bool early_prologue = false;  // entry 77
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -240,7 +237,6 @@ struct Experiment {
       else if (t == "lean-tail") e.lean_tail = true;
       else if (t == "no-lean-tail") e.lean_tail = false;
       else if (t == "kv-coords-early") e.kv_coords_early = true;
-      else if (t == "early-prologue") e.early_prologue = true;
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

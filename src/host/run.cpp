@@ -403,7 +403,6 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
                                        !fp8_native && !fp8_kv && p.kv_tma_rows > 0, maps);
   p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv);
   p.kv_coords_early = Experiment::get().kv_coords_early ? 1 : 0;
-  p.early_prologue = Experiment::get().early_prologue ? 1 : 0;
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
   const int issue_warps = Experiment::get().tma_issue_warps;

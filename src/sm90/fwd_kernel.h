@@ -103,8 +103,15 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     by = t.y;
     bz = t.z;
   }
+  TileWork w;
+  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
+  const SequenceInfo& seq = w.seq;
+  const AttentionMask& mask = w.mask;
+  const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;
+  const int n_begin = w.n_begin, n_end = w.n_end;
+
   const uint32_t base = smem_addr(smem);
-  auto init_barriers = [&]() {
+  if (threadIdx.x == 0) {
     if ((base & 1023) != 0) __trap();  // the swizzled tiles need a 1024-byte aligned base
     mbarrier_init(base + Traits::q_full_barrier(), 128);
     for (int s = 0; s < Traits::kStages; ++s) {
@@ -124,24 +131,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       }
     }
     mbarrier_init_fence();
-  };
-  // early-prologue (entry 77): the barriers and the K/V maps' descriptor fetch before the tile's sequence lengths
-  // arrive, the CTA's first global round trip (resolve), instead of after it.
-  const bool early = p.early_prologue != 0;
-  if (early && threadIdx.x == 0) {
-    init_barriers();
-    if (p.kv_tma_rows > 0) {
-      prefetch_tensormap(&maps.k);
-      prefetch_tensormap(&maps.v);
-    }
   }
-  TileWork w;
-  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
-  const SequenceInfo& seq = w.seq;
-  const AttentionMask& mask = w.mask;
-  const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;
-  const int n_begin = w.n_begin, n_end = w.n_end;
-  if (!early && threadIdx.x == 0) init_barriers();
   __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;

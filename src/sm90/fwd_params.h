@@ -194,9 +194,6 @@ struct FwdParams {
   // them there, waiting for the read before the current block's boxes (before entry 76; kv-coords-early, for the
   // A/B). 0: two blocks ahead, each read waited for only where its block is issued.
   int kv_coords_early;
-  // 1 (early-prologue, entry 77): the one-tile kernel initialises its barriers and prefetches the K/V tensor maps
-  // before its sequence-length loads return; 0: after (the default until measured).
-  int early_prologue;
 };
 
 }  // namespace flashseek

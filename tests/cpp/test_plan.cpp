@@ -414,8 +414,6 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
   EXPECT_FALSE(Experiment::parse(nullptr).kv_coords_early);  // entry 76
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
-  EXPECT_FALSE(Experiment::parse(nullptr).early_prologue);  // entry 77, not yet measured
-  EXPECT_TRUE(Experiment::parse("early-prologue").early_prologue);
 }
 
 // The mask's row bits (sm90/mask_bits.h, entry 75) against the element-wise limits they replace: element (j, e) of

@@ -111,9 +111,7 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-tma-warps-few",
                # entry 76: block-table reads one block ahead, waited for before the current block's boxes (the
                # default: two ahead, waited for where used); the same boxes
-               "kv-coords-early",
-               # entry 77: the barriers and the K/V maps' prefetch before the sequence lengths arrive
-               "early-prologue"]
+               "kv-coords-early"]
 
 
 def _outputs(seed):
