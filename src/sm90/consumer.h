@@ -37,26 +37,29 @@ template <class Traits>
 struct Consumer {
   using Element = typename Traits::Element;
   using Mma = typename Traits::MmaElement;  // the operand type of the GEMMs (e4m3 for native fp8 tiles)
+  using PvMma = typename Traits::PvMmaElement;  // P*V's (fp16 on the native kF16Pv tiles)
   static constexpr bool kNative = Traits::kFp8Native;
+  // P*V on e4m3 operands (P packed per thread, V^T); false for 16-bit tiles and the native kF16Pv ones.
+  static constexpr bool kPvE4m3 = Traits::kPvE4m3;
   static constexpr int kN = Traits::kBlockN;
   static constexpr int kSRegs = kN / 2;
   static constexpr bool kSplitP = Traits::kSplitP;
   // Native e4m3: kN / 8 words per e4m3 term of P (two terms with kSplitP: P_hi first, then P_lo).
-  static constexpr int kPTermRegs = kNative ? kN / 8 : kN / 4;
+  static constexpr int kPTermRegs = kPvE4m3 ? kN / 8 : kN / 4;
   static constexpr int kPRegs = kSplitP ? 2 * kPTermRegs : kPTermRegs;
   static constexpr int kORegs = Traits::kDv / 2;
   // A wgmma step consumes 32 bytes of the K dimension: 16 16-bit or 32 e4m3 values.
   static constexpr int kQkSteps = Traits::kD * Traits::kElementBytes / 32;
-  static constexpr int kPvSteps = kNative ? kN / 32 : kN / 16;
+  static constexpr int kPvSteps = kPvE4m3 ? kN / 32 : kN / 16;
   // P*V step kk's B operand: 16-bit V is MN-major (16 key rows per step); native V^T is K-major (32 key bytes per
   // step, four to a 128-byte row, then the next column block).
   // Native V^T rows are the block's keys: 128 bytes (block_n 128), or 64 on the 64-byte swizzle (d256's block_n 64).
   static constexpr int kPvStepsPerRow = Traits::VTile::kRowBytes / 32;
   __host__ __device__ static constexpr uint32_t pv_step_offset(int kk) {
-    return kNative ? (kk / kPvStepsPerRow) * Traits::VTile::kColumnBlockBytes + (kk % kPvStepsPerRow) * 32
+    return kPvE4m3 ? (kk / kPvStepsPerRow) * Traits::VTile::kColumnBlockBytes + (kk % kPvStepsPerRow) * 32
                    : kk * 16 * Traits::VTile::kRowBytes;
   }
-  static constexpr uint32_t kPvLeadingBytes = kNative ? 16 : Traits::VTile::kColumnBlockBytes;
+  static constexpr uint32_t kPvLeadingBytes = kPvE4m3 ? 16 : Traits::VTile::kColumnBlockBytes;
   // P*V's B operand at `addr`: V (MN-major, 128-byte swizzle) or V^T (K-major, its tile's swizzle).
   __device__ __forceinline__ static uint64_t pv_desc(uint32_t addr) {
     if constexpr (Traits::VTile::kSwizzleBytes == 64) {
@@ -137,11 +140,11 @@ struct Consumer {
   __device__ __forceinline__ static void pv_step(float (&o)[kORegs], const uint32_t (&pf)[kPRegs], int kk,
                                                  uint64_t desc_b, bool accumulate) {
     const uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-    WgmmaRS<Mma, Traits::kDv>::run(o, a, desc_b, accumulate ? 1 : 0);
+    WgmmaRS<PvMma, Traits::kDv>::run(o, a, desc_b, accumulate ? 1 : 0);
     if constexpr (kSplitP) {
       const uint32_t lo[4] = {pf[kPTermRegs + 4 * kk], pf[kPTermRegs + 4 * kk + 1], pf[kPTermRegs + 4 * kk + 2],
                               pf[kPTermRegs + 4 * kk + 3]};
-      WgmmaRS<Mma, Traits::kDv>::run(o, lo, desc_b, 1);
+      WgmmaRS<PvMma, Traits::kDv>::run(o, lo, desc_b, 1);
     }
   }
 
@@ -158,8 +161,10 @@ struct Consumer {
 
   // 16-bit: accumulator element (row g or g+8, column 16kk + ...) pairs are exactly the A-operand fragment of
   // wgmma. Native e4m3: each thread packs its own values (prims/fp8_fragments.h; V^T's keys follow that order).
+  // Native kF16Pv: the 16-bit pairs in fp16.
   __device__ __forceinline__ static void convert_p(const float (&s)[kSRegs], uint32_t (&pf)[kPRegs]) {
-    if constexpr (kNative) {
+    using PairElement = std::conditional_t<Traits::kF16Pv, __half, Element>;
+    if constexpr (kPvE4m3) {
 #pragma unroll
       for (int kk = 0; kk < kN / 32; ++kk) {
         uint32_t a[4];
@@ -176,7 +181,7 @@ struct Consumer {
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<Element>(s[2 * i], s[2 * i + 1]);
+      for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<PairElement>(s[2 * i], s[2 * i + 1]);
     }
   }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <cstdint>
@@ -57,7 +58,7 @@ struct FwdKernelTraits {
   static constexpr int kVariant = kVariant_;
   static constexpr TileShape kShape =
       kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
-      : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant
+      : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant || kVariant_ == kFp8NativeF16PvVariant
           ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeTwoCtaVariant  ? kFp8NativeTwoCtaTile
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
@@ -91,7 +92,15 @@ struct FwdKernelTraits {
   // per key step into the same O. One e4m3 P (3 mantissa bits, up to 6% per probability) put one output element
   // in 10^8 past vLLM's 0.15 rule (entry 18); the pair keeps ~7 bits, close to bf16's 8. Decode is memory-bound,
   // so the second wgmma costs it nothing; prefill pays 1.5 units of e4m3 tensor work instead of 1 (bf16: 2).
-  static constexpr bool kSplitP = kFp8Native && kVariant_ != kFp8NativeOnePVariant;
+  // Native e4m3, variant 205 (kF16Pv): P*V in fp16 on a V tile the producer widened from e4m3 (exact), P as one
+  // fp16 term; QK^T stays e4m3.
+  static constexpr bool kF16Pv = kVariant_ == kFp8NativeF16PvVariant;
+  static_assert(!kF16Pv || kFp8Native, "fp16 P*V is a native e4m3 variant");
+  static constexpr bool kSplitP = kFp8Native && !kF16Pv && kVariant_ != kFp8NativeOnePVariant;
+  // The P*V operands' type: e4m3 (P and V^T) on the native tiles, fp16 on kF16Pv, else the 16-bit Element.
+  using PvMmaElement = std::conditional_t<kF16Pv, __half, MmaElement>;
+  // P*V reads V^T (e4m3, K-major) on the native tiles, else a 16-bit V (MN-major).
+  static constexpr bool kPvE4m3 = kFp8Native && !kF16Pv;
 
   // Key-split tiles (TileShape::key_split, decode tile 4): kKeySplit consumer warpgroups per 64 rows, each taking
   // every kKeySplit-th key block.
@@ -141,7 +150,7 @@ struct FwdKernelTraits {
   using KTile = SwizzledTileFor<kBlockN, kD * kElementBytes / 2>;
   // The tile P*V reads: V (keys x dv, MN-major) for 16-bit, V^T (dv x keys, K-major) for native e4m3.
   // 16-bit V of dv 96 (the d96 tiles): three 64-byte-swizzled column blocks, MN-major (SwizzledTileFor).
-  using VTile = std::conditional_t<kFp8Native, SwizzledTileFor<kDv, kBlockN / 2>, SwizzledTileFor<kBlockN, kDv>>;
+  using VTile = std::conditional_t<kPvE4m3, SwizzledTileFor<kDv, kBlockN / 2>, SwizzledTileFor<kBlockN, kDv>>;
   // Native e4m3: V as it arrives (keys x dv bytes); a placeholder for the others.
   using VRawTile = std::conditional_t<kFp8Native, SwizzledTileFor<kBlockN, kDv / 2>, SwizzledTile<8, 64>>;
   using OTile = SwizzledTileFor<kBlockM, kDv>;     // the output staged for the 16-byte stores

@@ -117,7 +117,7 @@ cudaError_t dispatch_kv(bool fp8_kv, int d, int dv, int block_m, const Launch& l
 // Native e4m3 tiles (q, k and v e4m3, d 128, 64, 256 and 192 / 128; tile_table.h kFp8NativeTiles): bf16 out.
 template <int kD, int kDv, int kVariant>
 cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
-  if constexpr (kD == 64 && kVariant == kFp8NativeVariant) {
+  if constexpr (kD == 64 && (kVariant == kFp8NativeVariant || kVariant == kFp8NativeF16PvVariant)) {
     // The 192-row d64 tile (long e4m3 d64 tiles; no-fp8-m192 turns it off; tile_table.h).
     if (block_m == 192) return launch_tile<FwdKernelTraits<__nv_bfloat16, 64, 64, 192, true, kVariant>>(l);
   }
@@ -127,7 +127,8 @@ cudaError_t launch_fp8_native_tile(int block_m, const Launch& l) {
 }
 
 template <int kD, int kDv = kD>
-cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
+cudaError_t launch_fp8_native_d(int block_m, Fp8Native mode, const Launch& l) {
+  const bool one_p = mode == Fp8Native::kOneP;
   cudaError_t status;
   if constexpr (fp8_native_head_pack_tile(kD, kDv).block_m != 0) {
     // The head-packed decode tile (tile_table.h kFp8NativeHeadPackTiles), where the planner took it and run()
@@ -152,6 +153,13 @@ cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
     }
   }
   // d192 / 128 has no one-term P tile (it spilled): fp8-native-1p runs the two-term one there.
+  if constexpr (kD == 64) {
+    if (mode == Fp8Native::kF16Pv) {
+      status = launch_fp8_native_tile<kD, kDv, kFp8NativeF16PvVariant>(block_m, l);
+      if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+      return launch_combine<kDv>(l);
+    }
+  }
   if constexpr (kD != 192) {
     status = one_p ? launch_fp8_native_tile<kD, kDv, kFp8NativeOnePVariant>(block_m, l)
                    : launch_fp8_native_tile<kD, kDv, kFp8NativeVariant>(block_m, l);
@@ -162,12 +170,12 @@ cudaError_t launch_fp8_native_d(int block_m, bool one_p, const Launch& l) {
   return launch_combine<kDv>(l);
 }
 
-cudaError_t launch_fp8_native(int d, int dv, int block_m, bool one_p, const Launch& l) {
-  if (d == 192 && dv == 128) return launch_fp8_native_d<192, 128>(block_m, one_p, l);
+cudaError_t launch_fp8_native(int d, int dv, int block_m, Fp8Native mode, const Launch& l) {
+  if (d == 192 && dv == 128) return launch_fp8_native_d<192, 128>(block_m, mode, l);
   if (d != dv) return cudaErrorInvalidValue;
-  if (d == 128) return launch_fp8_native_d<128>(block_m, one_p, l);
-  if (d == 64) return launch_fp8_native_d<64>(block_m, one_p, l);
-  if (d == 256) return launch_fp8_native_d<256>(block_m, one_p, l);
+  if (d == 128) return launch_fp8_native_d<128>(block_m, mode, l);
+  if (d == 64) return launch_fp8_native_d<64>(block_m, mode, l);
+  if (d == 256) return launch_fp8_native_d<256>(block_m, mode, l);
   return cudaErrorInvalidValue;
 }
 
@@ -178,7 +186,7 @@ cudaError_t launch_forward(ScalarType compute, bool fp8_kv, Fp8Native fp8_native
                            int num_m_blocks, int max_seqlen_q, cudaStream_t stream, int experiment, int tile_variant) {
   const Launch l{p, maps, num_m_blocks, max_seqlen_q, experiment, tile_variant, stream};
   if (fp8_native != Fp8Native::kNone) {
-    return launch_fp8_native(head_dim_padded, head_dim_v_padded, block_m, fp8_native == Fp8Native::kOneP, l);
+    return launch_fp8_native(head_dim_padded, head_dim_v_padded, block_m, fp8_native, l);
   }
   if (compute == ScalarType::kFloat16) {
     return dispatch_kv<__half>(fp8_kv, head_dim_padded, head_dim_v_padded, block_m, l);

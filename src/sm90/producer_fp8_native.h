@@ -87,7 +87,11 @@ struct ProducerFp8Native {
                                : min(Traits::kBlockN, seq.seqlen_k - n * Traits::kBlockN);
     const uint32_t raw_tile = smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes;
     const uint32_t vt_tile = smem_base + Traits::kVOffset + stage * Traits::VTile::kBytes;
-    if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
+    if constexpr (Traits::kF16Pv) {
+      // fp16 P*V (entry 78): V widened into the stage's 16-bit V tile, not transposed.
+      widen_v_e4m3_f16<Traits::kBlockN, Traits::kDv, typename Traits::VRawTile, typename Traits::VTile, kThreads>(
+          raw_tile, vt_tile, tid, valid_keys);
+    } else if constexpr (Traits::kBlockN == 128 && Traits::kDv == 128) {
       // Bank-conflict-free lane mapping; one pass at a time beside the consumers' register split (40 here).
       transpose_v_e4m3_128<!Traits::kReallocateRegisters ? 8 : kBatchLoads ? 2 : 1>(raw_tile, vt_tile, tid, valid_keys,
                                                                                   keyed);

@@ -388,6 +388,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("fp8-convert").fp8_native);
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_native);  // the default since perf-log entry 19
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
+  EXPECT_FALSE(Experiment::parse(nullptr).fp8_f16_pv);  // entry 78, not yet measured
+  EXPECT_TRUE(Experiment::parse("fp8-f16pv").fp8_f16_pv);
   // The measured defaults that are switches: on by default, "no-<token>" turns each off, "<token>" keeps it on.
   struct Switch {
     const char* token;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "convert.h"
 #include "smem_tile.h"
 
 namespace flashseek::sm90 {
@@ -340,6 +341,53 @@ __device__ __forceinline__ void transpose_v_e4m3_full(uint32_t v_smem, uint32_t 
       for (int j = 0; j < 4; ++j) {
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(transpose_address<true, Map>(vt_smem, store_base, i0 + x, j)),
                      "r"(out[j])
+                     : "memory");
+      }
+    }
+  }
+}
+
+// V widened instead of transposed (the native kF16Pv tiles, entry 78): a (kKeys x kDv) e4m3 block in RawTile's layout
+// (rows of kDv bytes) to fp16 in VTile (the 16-bit MN-major tile that P*V reads), by kThreads threads; keys from
+// valid_keys on are zeroed (their P is 0, but the boxes bring whatever follows the sequence, NaN included).
+// Unit u = tid + kThreads i is raw chunk u % kChunks (16 values) of key u / kChunks; it becomes 16-bit chunks 2c and
+// 2c + 1 of that key's row, which differ in address bit 4 only. At d64 a phase of 8 threads reads two adjacent raw
+// rows (128 contiguous bytes) and stores at positions {0, 2, 4, 6} ^ r and {1, 3, 5, 7} ^ r: no bank conflicts.
+// Each pass moves every thread kThreads / kChunks rows on (a multiple of 8), so its offsets advance by constants.
+template <int kKeys, int kDv, class RawTile, class VTile, int kThreads, int kBatch = 1>
+__device__ __forceinline__ void widen_v_e4m3_f16(uint32_t raw_smem, uint32_t v_smem, int tid, int valid_keys) {
+  constexpr int kChunks = kDv / 16;
+  constexpr int kRowsPerPass = kThreads / kChunks;
+  constexpr int kPasses = kKeys / kRowsPerPass;
+  static_assert(kThreads % kChunks == 0 && kKeys % kRowsPerPass == 0 && kRowsPerPass % 8 == 0,
+                "whole passes of whole swizzle atoms");
+  static_assert(kPasses % kBatch == 0, "passes come in whole batches");
+  const int row0 = tid / kChunks;
+  const int c = tid % kChunks;
+  const uint32_t src0 = raw_smem + RawTile::chunk_offset(row0, c);
+  const uint32_t dst0 = v_smem + VTile::chunk_offset(row0, 2 * c);
+  const int valid_from_row0 = valid_keys - row0;  // pass i keeps its key while i * kRowsPerPass < this
+#pragma unroll
+  for (int i0 = 0; i0 < kPasses; i0 += kBatch) {
+    uint32_t w[kBatch][4];
+#pragma unroll
+    for (int x = 0; x < kBatch; ++x) {
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(w[x][0]), "=r"(w[x][1]), "=r"(w[x][2]), "=r"(w[x][3])
+                   : "r"(src0 + (i0 + x) * kRowsPerPass * RawTile::kRowBytes));
+    }
+#pragma unroll
+    for (int x = 0; x < kBatch; ++x) {
+      const bool keep = (i0 + x) * kRowsPerPass < valid_from_row0;
+      const uint32_t dst = dst0 + (i0 + x) * kRowsPerPass * VTile::kRowBytes;
+      // One 16-bit chunk at a time: 8 live results, not 16 (the 192-row tile's producer has 32 registers).
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint32_t o[4];
+        e4m3x4_to<__half>(keep ? w[x][2 * h] : 0u, o[0], o[1]);
+        e4m3x4_to<__half>(keep ? w[x][2 * h + 1] : 0u, o[2], o[3]);
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst ^ (16u * h)), "r"(o[0]), "r"(o[1]),
+                     "r"(o[2]), "r"(o[3])
                      : "memory");
       }
     }
