@@ -125,7 +125,7 @@ constexpr int kFp8NativeVariant = 200;
 // The same tiles with P as one e4m3 term (FA3's native path, FLASHSEEK_EXPERIMENT=fp8-native-1p): variant 200
 // multiplies P = P_hi + P_lo, two e4m3 terms (entry 19).
 constexpr int kFp8NativeOnePVariant = 201;
-// The d64 tiles with P*V in fp16 (FLASHSEEK_EXPERIMENT=fp8-f16pv, docs/perf-log.md entry 78): the producer widens the
+// The d64 tiles with P*V in fp16 (the default for e4m3 q/k/v at d64; no-fp8-f16pv: variant 200; entry 78): the producer widens the
 // raw e4m3 V into a 16-bit V tile (exact: every e4m3 value is an fp16 number) instead of transposing it, and the
 // consumers multiply P in fp16 (11 bits, one F2FP a pair) against it: the P*V tensor work of the two e4m3 terms,
 // without their split (4 F2FP, an HADD2 and byte permutes a pair) in a kernel the softmax's issue slots bound.

@@ -87,6 +87,7 @@ struct FwdKernelTraits {
   static constexpr int kElementBytes = kFp8Native ? 1 : 2;
   // P is multiplied by 2^8 before its e4m3 rounding (exp2's argument + 8, the consumer's softmax update; max 256 of
   // e4m3's 448) so that small probabilities keep their bits; the epilogue divides it out of O and the row sums.
+  // fp16 P (kF16Pv) keeps the factor: 256 is far inside fp16's range and its normals then reach 2^-22 of the max.
   static constexpr float kPScale = kFp8Native ? 256.f : 1.f;
   // Native e4m3, variant 200: P enters P*V as two e4m3 terms, P_hi = e4m3(P) and P_lo = e4m3(P - P_hi), two wgmmas
   // per key step into the same O. One e4m3 P (3 mantissa bits, up to 6% per probability) put one output element

@@ -388,8 +388,6 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse("fp8-convert").fp8_native);
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_native);  // the default since perf-log entry 19
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_native_one_p);
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_f16_pv);  // entry 78, not yet measured
-  EXPECT_TRUE(Experiment::parse("fp8-f16pv").fp8_f16_pv);
   // The measured defaults that are switches: on by default, "no-<token>" turns each off, "<token>" keeps it on.
   struct Switch {
     const char* token;
@@ -398,7 +396,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   for (const Switch& sw : {Switch{"persist", &Experiment::persistent}, Switch{"tile-fastdiv", &Experiment::tile_fastdiv},
                            Switch{"d96-m192", &Experiment::d96_m192}, Switch{"d96-persist", &Experiment::d96_persist},
                            Switch{"lean-tail", &Experiment::lean_tail},
-                           Switch{"tma-warps-few", &Experiment::tma_warps_few_ctas}}) {
+                           Switch{"tma-warps-few", &Experiment::tma_warps_few_ctas},
+                           Switch{"fp8-f16pv", &Experiment::fp8_f16_pv}}) {
     const std::string off = std::string("no-") + sw.token;
     EXPECT_TRUE(Experiment::parse(nullptr).*sw.field) << sw.token;
     EXPECT_FALSE(Experiment::parse(off.c_str()).*sw.field) << off;

@@ -10,12 +10,12 @@ Producer variants (FLASHSEEK_EXPERIMENT, read once per process): the module runs
 FLASHSEEK_EXPERIMENT is set, and test_fp8_under_experiment re-runs the whole module in a subprocess for each value in
 FLASHSEEK_TEST_FP8_EXPERIMENTS (comma-separated list of values, tokens inside a value joined by "+"; default
 "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,fp8-headpack,fp8-headpack2,
-no-fp8-producer-ahead,fp8-f16pv,fp8-f16pv+fp8-cpasync": e4m3 q/k/v on the converting tiles (the default takes the native e4m3 tiles at d 64, 128 and 256), those with the
+no-fp8-producer-ahead,no-fp8-f16pv": e4m3 q/k/v on the converting tiles (the default takes the native e4m3 tiles at d 64, 128 and 256), those with the
 8-byte copy path the default leaves for unaligned rows, the native tiles with one and four warps issuing K's and
 V's boxes (the default: two), the native tiles taking K and V by 16-byte copies in every call, long d64 tiles on
 the 128-row native tile, decodes on the head-packed tiles (one and two CTAs per SM), and the decode tiles with
 the loop before entry 39 (page ids read one block ahead, transpose loads one pass at a time), and the d64 native
-tiles with P*V in fp16 on a widened V (entry 78), by boxes and by copies;
+tiles with P as two e4m3 terms against a transposed V (before entry 78);
 "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
@@ -324,8 +324,7 @@ _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
     v.replace("+", ",")
     for v in os.environ.get("FLASHSEEK_TEST_FP8_EXPERIMENTS",
                             "fp8-convert,fp8-convert+fp8-cp8,tma-one-warp,tma-warps=4,fp8-cpasync,no-fp8-m192,"
-                            "fp8-headpack,fp8-headpack2,no-fp8-producer-ahead,fp8-f16pv,"
-                            "fp8-f16pv+fp8-cpasync").split(",")
+                            "fp8-headpack,fp8-headpack2,no-fp8-producer-ahead,no-fp8-f16pv").split(",")
     if v and v != "none"]
 
 
