@@ -415,7 +415,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
-                                      : Experiment::get().fp8_f16_pv       ? sm90::Fp8Native::kF16Pv
+                                      : Experiment::get().fp8_f16_pv && Experiment::get().fp8_f16_pv_d128
+                                          ? sm90::Fp8Native::kF16PvD128
+                                      : Experiment::get().fp8_f16_pv ? sm90::Fp8Native::kF16Pv
                                                                            : sm90::Fp8Native::kSplitP;
   if (host_stop == 2) return;
   // The native two-CTA tile refused (a paged cache with left padding, unaligned rows): the converting tile of the

@@ -58,8 +58,9 @@ struct FwdKernelTraits {
   static constexpr int kVariant = kVariant_;
   static constexpr TileShape kShape =
       kVariant_ == 0 ? find_tile_shape(kHeadDim, kHeadDimV, kBlockM_, kFp8Kv_)
-      : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant || kVariant_ == kFp8NativeF16PvVariant
+      : kVariant_ == kFp8NativeVariant || kVariant_ == kFp8NativeOnePVariant
           ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
+      : kVariant_ == kFp8NativeF16PvVariant ? fp8_native_f16pv_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeTwoCtaVariant  ? kFp8NativeTwoCtaTile
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
       : kVariant_ == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
