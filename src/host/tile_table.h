@@ -131,11 +131,14 @@ constexpr int kFp8NativeOnePVariant = 201;
 // without their split (4 F2FP, an HADD2 and byte permutes a pair) in a kernel the softmax's issue slots bound.
 // QK^T stays e4m3. The 16-bit V stages add 4 x 8 KB (m192 168 KB).
 constexpr int kFp8NativeF16PvVariant = 205;
-// d128's 128-row tile with fp16 P*V (FLASHSEEK_EXPERIMENT=fp8-f16pv-d128, entry 79): its 16-bit V stages take 32 KB
+// d128's tiles with fp16 P*V (FLASHSEEK_EXPERIMENT=fp8-f16pv-d128, entry 79; not the two-CTA or head-packed ones): its 16-bit V stages take 32 KB
 // each, so two K/V stages instead of three (as the bf16 d128 128-row tile): Q 16 + 2 x (16 + 32) + 4 x 16 raw + 4 + O
 // 32 = 212 KB. The producer's lag (3 blocks) then exceeds the stage count; no deadlock, since each step widens block
 // it - 3 before it issues block it, whose K stage waits for QK^T of block it - 2, which needs V of block it - 3 only.
 constexpr TileShape kFp8NativeF16PvD128Tile = {128, 128, 128, 128, 2, true, 4, 1, true};
+// ... and its 64-row (decode) tile: three K/V stages and three raw V stages instead of four and four (Q 8 + 3 x (16 +
+// 32) + 3 x 16 + 4 + O 16 = 220 KB), so that a token's prefill chunk and decode step multiply alike.
+constexpr TileShape kFp8NativeF16PvD128DecodeTile = {128, 128, 64, 128, 3, true, 3, 1, true};
 constexpr TileShape kFp8NativeTiles[] = {
     {128, 128, 128, 128, 3, true, 4, 1, true},
     {128, 128, 64, 128, 4, true, 4, 1, true},
@@ -169,9 +172,11 @@ constexpr TileShape fp8_native_tile(int d, int dv, int block_m) {
   return TileShape{0, 0, 0, 0, 0, false, 0};
 }
 
-// The fp16 P*V tiles (variant 205): the native tiles' shapes, d128's 128-row one with two stages.
+// The fp16 P*V tiles (variant 205): the native tiles' shapes, d128's with fewer stages.
 constexpr TileShape fp8_native_f16pv_tile(int d, int dv, int block_m) {
-  return d == 128 && dv == 128 && block_m == 128 ? kFp8NativeF16PvD128Tile : fp8_native_tile(d, dv, block_m);
+  return d == 128 && dv == 128 && block_m == 128  ? kFp8NativeF16PvD128Tile
+         : d == 128 && dv == 128 && block_m == 64 ? kFp8NativeF16PvD128DecodeTile
+                                                  : fp8_native_tile(d, dv, block_m);
 }
 
 // Whether the native tiles of a head-dim pair take the calls no TMA box fits (by copies): only if every tile of

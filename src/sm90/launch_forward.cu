@@ -154,8 +154,8 @@ cudaError_t launch_fp8_native_d(int block_m, Fp8Native mode, const Launch& l) {
   }
   // d192 / 128 has no one-term P tile (it spilled): fp8-native-1p runs the two-term one there.
   if constexpr (kD == 128) {
-    if (mode == Fp8Native::kF16PvD128 && block_m == 128) {
-      status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 128, true, kFp8NativeF16PvVariant>>(l);
+    if (mode == Fp8Native::kF16PvD128) {
+      status = launch_fp8_native_tile<128, 128, kFp8NativeF16PvVariant>(block_m, l);
       if (status != cudaSuccess || l.p.num_splits <= 1) return status;
       return launch_combine<kDv>(l);
     }
