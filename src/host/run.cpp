@@ -121,7 +121,7 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.num_splits = plan.num_splits;
   const Experiment& experiment = Experiment::get();
   p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0) |
-                   (experiment.combine_prefetch ? 8 : 0);
+                   (experiment.combine_prefetch ? 8 : 0) | (experiment.combine_carveout ? 16 : 0);
   p.pdl = (experiment.fwd_pdl ? 1 : 0) | (experiment.pdl_trigger && (p.combine_mode & 2) ? 2 : 0);
   // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
   // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's

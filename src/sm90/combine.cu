@@ -233,6 +233,21 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
 
 }  // namespace
 
+// combine_mode bit 4 (entry 80): the kernel prefers the whole unified L1 as shared memory. The forward kernels'
+// 100-220 KB of shared memory put their SMs in that configuration; a combine left to the driver's choice may get a
+// smaller carveout, and an SM changes its carveout only when idle, so its CTAs (launched early by PDL) would wait for
+// the forward's last CTA there to leave, then for the reconfiguration, and the next call's forward again. Once per
+// kernel and process (the experiment is process-wide).
+namespace {
+template <auto kKernel>
+cudaError_t prefer_max_shared(const FwdParams& p) {
+  if ((p.combine_mode & 16) == 0) return cudaSuccess;
+  static const cudaError_t status =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+  return status;
+}
+}  // namespace
+
 template <class Element, int kDvPadded>
 cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStream_t stream) {
   const bool over_q_rows = (p.combine_mode & 4) != 0;
@@ -241,11 +256,15 @@ cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStre
   if ((p.combine_mode & 1) || p.num_splits > kCombineThreads) {  // the warp-per-row kernel (any split count)
     const dim3 grid((rows + kRowsPerCta - 1) / kRowsPerCta, grid_y);
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
+    if (const cudaError_t e = prefer_max_shared<combine_splits_kernel<Element, kDvPadded>>(p); e != cudaSuccess) {
+      return e;
+    }
     combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
     return cudaGetLastError();
   }
   const dim3 grid(rows, grid_y);
   if (grid.x == 0 || grid.y == 0) return cudaSuccess;
+  if (const cudaError_t e = prefer_max_shared<combine_rows_kernel<Element, kDvPadded>>(p); e != cudaSuccess) return e;
   // Programmatic dependent launch (bit 1): the combine's launch overlaps the forward kernel's tail; its CTAs wait
   // (griddepcontrol.wait) for the forward grid's completion and memory before reading the partials.
   return launch_kernel(combine_rows_kernel<Element, kDvPadded>, grid, kCombineThreads, 0, stream,

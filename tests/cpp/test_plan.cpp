@@ -416,6 +416,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_FALSE(Experiment::parse(nullptr).kv_coords_early);  // entry 76
   EXPECT_FALSE(Experiment::parse(nullptr).fp8_f16_pv_d128);  // entry 79, not yet measured
   EXPECT_TRUE(Experiment::parse("fp8-f16pv-d128").fp8_f16_pv_d128);
+  EXPECT_FALSE(Experiment::parse(nullptr).combine_carveout);  // entry 80, not yet measured
+  EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
 
