@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "../../src/sm90/fwd_params.h"
 #include "../../src/sm90/launch_order.h"
 #include "../../src/sm90/mask_bits.h"
+#include "../../src/sm90/prims/smem_tile.h"
+#include "../../src/sm90/widen_map.h"
 #include "flashseek/flashseek.h"
 #include "experiment.h"
 #include "l2_policy.h"
@@ -1191,3 +1194,45 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
 
 }  // namespace
 }  // namespace flashseek
+
+// The V widening's lane mapping (sm90/widen_map.h, entry 78): its units cover each (key, chunk) of a 128-key block
+// once; every 8-thread phase of its 16-byte raw loads and of each of its two 16-byte fp16 stores touches 8 different
+// 16-byte bank groups; a thread's next pass is the same chunk kThreads / kChunks keys on; and chunk 2c + 1 of an fp16
+// row sits at chunk 2c's address XOR 16 (the kernel stores it there).
+template <int kChunks, class RawTile, class VTile>
+void check_widen_map() {
+  using flashseek::sm90::widen_unit;
+  constexpr int kKeys = 128, kThreads = 128, kRowsPerPass = kThreads / kChunks;
+  std::vector<int> seen(kKeys * kChunks, 0);
+  for (int pass = 0; pass < kKeys * kChunks / kThreads; ++pass) {
+    for (int phase = 0; phase < kThreads / 8; ++phase) {
+      std::set<uint32_t> reads, stores_lo, stores_hi;
+      for (int lane = 0; lane < 8; ++lane) {
+        const int tid = phase * 8 + lane;
+        const auto unit = widen_unit<kChunks>(tid + pass * kThreads);
+        const auto first = widen_unit<kChunks>(tid);
+        EXPECT_EQ(unit.row, first.row + pass * kRowsPerPass) << "tid " << tid << " pass " << pass;
+        EXPECT_EQ(unit.chunk, first.chunk) << "tid " << tid << " pass " << pass;
+        ASSERT_TRUE(unit.row >= 0 && unit.row < kKeys && unit.chunk >= 0 && unit.chunk < kChunks);
+        ++seen[unit.row * kChunks + unit.chunk];
+        const uint32_t lo = VTile::chunk_offset(unit.row, 2 * unit.chunk);
+        EXPECT_EQ(VTile::chunk_offset(unit.row, 2 * unit.chunk + 1), lo ^ 16u);
+        reads.insert(RawTile::chunk_offset(unit.row, unit.chunk) % 128 / 16);
+        stores_lo.insert(lo % 128 / 16);
+        stores_hi.insert((lo ^ 16u) % 128 / 16);
+      }
+      EXPECT_EQ(reads.size(), 8u) << "pass " << pass << " phase " << phase;
+      EXPECT_EQ(stores_lo.size(), 8u) << "pass " << pass << " phase " << phase;
+      EXPECT_EQ(stores_hi.size(), 8u) << "pass " << pass << " phase " << phase;
+    }
+  }
+  for (int i = 0; i < kKeys * kChunks; ++i) EXPECT_EQ(seen[i], 1) << "unit (" << i / kChunks << ", " << i % kChunks << ")";
+}
+
+TEST(WidenMap, D64CoversTheBlockWithoutBankConflicts) {
+  check_widen_map<4, flashseek::sm90::SwizzledTile64<128, 32>, flashseek::sm90::SwizzledTile<128, 64>>();
+}
+
+TEST(WidenMap, D128CoversTheBlockWithoutBankConflicts) {
+  check_widen_map<8, flashseek::sm90::SwizzledTile<128, 64>, flashseek::sm90::SwizzledTile<128, 128>>();
+}

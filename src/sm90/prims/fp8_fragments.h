@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "../widen_map.h"
 #include "convert.h"
 #include "smem_tile.h"
 
@@ -350,10 +351,9 @@ __device__ __forceinline__ void transpose_v_e4m3_full(uint32_t v_smem, uint32_t 
 // V widened instead of transposed (the native kF16Pv tiles, entry 78): a (kKeys x kDv) e4m3 block in RawTile's layout
 // (rows of kDv bytes) to fp16 in VTile (the 16-bit MN-major tile that P*V reads), by kThreads threads; keys from
 // valid_keys on are zeroed (their P is 0, but the boxes bring whatever follows the sequence, NaN included).
-// Unit u = tid + kThreads i is raw chunk u % kChunks (16 values) of key u / kChunks; it becomes 16-bit chunks 2c and
-// 2c + 1 of that key's row, which differ in address bit 4 only. At d64 a phase of 8 threads reads two adjacent raw
-// rows (128 contiguous bytes) and stores at positions {0, 2, 4, 6} ^ r and {1, 3, 5, 7} ^ r: no bank conflicts.
-// Each pass moves every thread kThreads / kChunks rows on (a multiple of 8), so its offsets advance by constants.
+// Unit u = tid + kThreads i is raw chunk c (16 values) of key r (widen_map.h: bank-conflict-free reads and stores);
+// it becomes 16-bit chunks 2c and 2c + 1 of that key's row, which differ in address bit 4 only. Each pass moves every
+// thread kThreads / kChunks rows on (a multiple of 8), so its offsets advance by constants.
 template <int kKeys, int kDv, class RawTile, class VTile, int kThreads, int kBatch = 1>
 __device__ __forceinline__ void widen_v_e4m3_f16(uint32_t raw_smem, uint32_t v_smem, int tid, int valid_keys) {
   constexpr int kChunks = kDv / 16;
@@ -362,8 +362,13 @@ __device__ __forceinline__ void widen_v_e4m3_f16(uint32_t raw_smem, uint32_t v_s
   static_assert(kThreads % kChunks == 0 && kKeys % kRowsPerPass == 0 && kRowsPerPass % 8 == 0,
                 "whole passes of whole swizzle atoms");
   static_assert(kPasses % kBatch == 0, "passes come in whole batches");
-  const int row0 = tid / kChunks;
-  const int c = tid % kChunks;
+  constexpr WidenUnit kFirst = widen_unit<kChunks>(0);
+  static_assert(kFirst.row == 0 && widen_unit<kChunks>(kThreads).row == kRowsPerPass &&
+                    widen_unit<kChunks>(kThreads).chunk == kFirst.chunk,
+                "a thread's next pass is its unit's row + kRowsPerPass, same chunk");
+  const WidenUnit unit = widen_unit<kChunks>(tid);
+  const int row0 = unit.row;
+  const int c = unit.chunk;
   const uint32_t src0 = raw_smem + RawTile::chunk_offset(row0, c);
   const uint32_t dst0 = v_smem + VTile::chunk_offset(row0, 2 * c);
   const int valid_from_row0 = valid_keys - row0;  // pass i keeps its key while i * kRowsPerPass < this

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../host_device.h"
+
 namespace flashseek::sm90 {
 
 template <int kRows, int kCols>
@@ -21,12 +23,12 @@ struct SwizzledTile {
   static constexpr int kSwizzleBytes = 128;
 
   // Byte offset of 16-byte chunk `chunk` (column chunk*8) of row `row`.
-  __host__ __device__ static constexpr uint32_t chunk_offset(int row, int chunk) {
+  FLASHSEEK_HOST_DEVICE static constexpr uint32_t chunk_offset(int row, int chunk) {
     return static_cast<uint32_t>((chunk >> 3) * kColumnBlockBytes + row * kRowBytes +
                                  (((chunk & 7) ^ (row & 7)) << 4));
   }
   // Byte offset of element (row, col); col even pairs share a 4-byte word.
-  __host__ __device__ static constexpr uint32_t element_offset(int row, int col) {
+  FLASHSEEK_HOST_DEVICE static constexpr uint32_t element_offset(int row, int col) {
     return chunk_offset(row, col >> 3) + ((col & 7) << 1);
   }
 };
@@ -46,11 +48,11 @@ struct SwizzledTile64 {
   static constexpr int kBytes = kColumnBlocks * kColumnBlockBytes;
   static constexpr int kChunksPerRow = kCols / 8;
   static constexpr int kSwizzleBytes = 64;
-  __host__ __device__ static constexpr uint32_t chunk_offset(int row, int chunk) {
+  FLASHSEEK_HOST_DEVICE static constexpr uint32_t chunk_offset(int row, int chunk) {
     return static_cast<uint32_t>((chunk >> 2) * kColumnBlockBytes + row * kRowBytes +
                                  (((chunk & 3) ^ ((row >> 1) & 3)) << 4));
   }
-  __host__ __device__ static constexpr uint32_t element_offset(int row, int col) {
+  FLASHSEEK_HOST_DEVICE static constexpr uint32_t element_offset(int row, int col) {
     return chunk_offset(row, col >> 3) + ((col & 7) << 1);
   }
 };
