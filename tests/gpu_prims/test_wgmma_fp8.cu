@@ -322,6 +322,58 @@ bool check_pv_split() {
   return close && better;
 }
 
+// The V widening of the fp16 P*V tiles (widen_v_e4m3_f16, entry 78): every element of the 16-bit V tile equals its
+// e4m3 value (exact), and the keys from valid_keys on are zero although V holds NaN there.
+template <int kDv>
+__global__ void widen_kernel(const uint8_t* v, float* out, int valid_keys) {
+  constexpr int kK = 128;
+  using RawBytes = std::conditional_t<kDv == 64, SwizzledTile8Sw64<kK>, SwizzledTile8<kK, kDv>>;
+  using RawTile = SwizzledTileFor<kK, kDv / 2>;
+  using VTile = SwizzledTile<kK, kDv>;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t raw = smem_addr(smem), v16 = raw + RawTile::kBytes;
+  fill_tile<RawBytes>(raw, v, kK, kDv);
+  __syncthreads();
+  widen_v_e4m3_f16<kK, kDv, RawTile, VTile, 128>(raw, v16, threadIdx.x, valid_keys);
+  __syncthreads();
+  for (int i = threadIdx.x; i < kK * kDv; i += blockDim.x) {
+    const int r = i / kDv, c = i % kDv;
+    uint16_t h;
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(h) : "r"(v16 + VTile::element_offset(r, c)));
+    out[i] = __half2float(__ushort_as_half(h));
+  }
+}
+
+template <int kDv>
+bool check_widen(int valid_keys) {
+  constexpr int kK = 128;
+  auto v = e4m3_values(kK * kDv, 31 * kDv + valid_keys);
+  std::vector<float> want = v;
+  for (int k = valid_keys; k < kK; ++k)
+    for (int n = 0; n < kDv; ++n) {
+      v[k * kDv + n] = NAN;
+      want[k * kDv + n] = 0.f;
+    }
+  const std::vector<uint8_t> bytes = e4m3_bytes(v);
+  uint8_t* d_v;
+  float* d_out;
+  PRIM_CHECK(cudaMalloc(&d_v, bytes.size()));
+  PRIM_CHECK(cudaMalloc(&d_out, want.size() * sizeof(float)));
+  PRIM_CHECK(cudaMemcpy(d_v, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  PRIM_CHECK(cudaMemset(d_out, 0xff, want.size() * sizeof(float)));  // NaN until written
+  const int smem = SwizzledTileFor<kK, kDv / 2>::kBytes + SwizzledTile<kK, kDv>::kBytes;
+  PRIM_CHECK(cudaFuncSetAttribute(widen_kernel<kDv>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  widen_kernel<kDv><<<1, 128, smem>>>(d_v, d_out, valid_keys);
+  PRIM_CHECK(cudaGetLastError());
+  std::vector<float> got(want.size());
+  PRIM_CHECK(cudaMemcpy(got.data(), d_out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  PRIM_CHECK(cudaFree(d_v));
+  PRIM_CHECK(cudaFree(d_out));
+  char name[96];
+  std::snprintf(name, sizeof(name), "e4m3 V widened to fp16, d%d, %d valid keys", kDv, valid_keys);
+  return all_close(got, want, 0.f, name);
+}
+
 int main() {
   // The key order on the host side: a permutation of each 32-key chunk.
   bool seen[32] = {};
@@ -341,5 +393,6 @@ int main() {
   ok &= check_pv<128, 128>() & check_pv<256, 128>() & check_pv<128, 256>() & check_pv<256, 256>();
   ok &= check_pv_split<128, 128>() & check_pv_split<256, 256>();
   ok &= check_pv<128, 128, 128>() & check_pv<128, 128, 100>() & check_pv<128, 128, 1>();
+  ok &= check_widen<64>(128) & check_widen<64>(77) & check_widen<128>(128) & check_widen<128>(1);
   return ok ? 0 : 1;
 }
