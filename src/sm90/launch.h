@@ -42,7 +42,7 @@ inline bool persistent_takes(const FwdParams& p, long long tiles, int num_sms) {
 // `tile_variant`: LaunchPlan::tile_variant (a decode tile experiment; 0: the tile table's tile).
 // `maps`: the K/V tensor maps of the TMA producer, read where p.kv_tma_rows > 0.
 // `fp8_native`: q, k and v e4m3 on the native e4m3 tiles (the maps describe the e4m3 K and V), with P as two e4m3
-// terms (kSplitP), one (kOneP), or P*V in fp16 on a widened V (kF16Pv: d64; kF16PvD128: d64 and d128's one-CTA tiles;
+// terms (kSplitP), one (kOneP), or P*V in fp16 on a widened V (kF16Pv: d64; kF16PvD128: d64 and d128's tiles but the head-packed;
 // the other tiles take kSplitP).
 enum class Fp8Native { kNone, kSplitP, kOneP, kF16Pv, kF16PvD128 };
 cudaError_t launch_forward(ScalarType compute, bool fp8_kv, Fp8Native fp8_native, int head_dim_padded,

@@ -147,7 +147,9 @@ cudaError_t launch_fp8_native_d(int block_m, Fp8Native mode, const Launch& l) {
     }
     // The two-CTA decode tile (tile_table.h kFp8NativeTwoCtaTile), where the planner took it.
     if (l.tile_variant == kFp8NativeTwoCtaVariant && block_m == 64 && !one_p) {
-      status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeTwoCtaVariant>>(l);
+      status = mode == Fp8Native::kF16PvD128
+                   ? launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeF16PvTwoCtaVariant>>(l)
+                   : launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeTwoCtaVariant>>(l);
       if (status != cudaSuccess || l.p.num_splits <= 1) return status;
       return launch_combine<kD>(l);
     }
