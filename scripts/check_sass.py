@@ -60,6 +60,10 @@ LOCAL_MEMORY_ALLOWANCE = {
     # ... with Q by tensor-map boxes (q-tma, entry 69, run()'s choice where the boxes pay): the 32-register producer keeps its three
     # per-tile counters in local memory (all after its setmaxnreg, none in the consumers' loop).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi396803E": 10,
+    # The same two persistent values with the three warpgroups' round-robin turns (m192-turns, entry 81): the same
+    # per-tile values in local memory, none in the key-block loop (checked: the LDL / STL sit before and after it).
+    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1183235E": 9,
+    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1445379E": 7,
     # The 192-row native e4m3 d64 tile with fp16 P*V (fp8-f16pv, entry 78): the 32-register producer keeps the V
     # widening's two per-thread tile offsets and a loop value in local memory, reloaded once a key block (an L1 hit
     # beside the block's two TMA waits); none in the consumers.

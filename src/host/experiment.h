@@ -7,6 +7,8 @@
 //   no-pdl-trigger  the split forward kernel does not let the combine launch early (default: it does, at its
 //                start, griddepcontrol.launch_dependents, so the combine's CTAs wait on the free SMs; with
 //                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
+//   m192-turns   the bf16 d64 192-row tiles' three consumer warpgroups issue their GEMMs in turn, round robin (as
+//                FA3's d64 tile; entry 81), one-tile and persistent
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; the default lets the driver pick the combine's carveout)
@@ -144,6 +146,7 @@ struct Experiment {
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_carveout = false;  // entry 80
+  bool m192_turns = false;        // entry 81
   bool combine_prefetch = true;  // entry 53
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
@@ -212,6 +215,7 @@ struct Experiment {
       else if (t == "pdl") e.pdl = true;
       else if (t == "no-pdl") e.pdl = false;
       else if (t == "combine-carveout") e.combine_carveout = true;
+      else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;

@@ -432,6 +432,11 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
     if (with_bits >= 0) loop_flags = with_bits;
     if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
+  // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
+  if (Experiment::get().m192_turns && block_m == 192 && plan.head_dim_padded == 64 && plan.head_dim_v_padded == 64 &&
+      compute_type(a) == ScalarType::kBFloat16 && !fp8_kv && tile_variant == 0 && Experiment::get().loop_flags < 0) {
+    loop_flags = (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kTurns3LoopBit;
+  }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

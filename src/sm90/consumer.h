@@ -211,6 +211,11 @@ struct Consumer {
     const uint32_t base = smem_addr(smem);
     constexpr bool kSkipSoftmax = (kFlags & kLoopSkipSoftmax) != 0;
     constexpr bool kPingpong = Traits::kPingpong && (kFlags & (kLoopNoPingpong | kLoopOneConsumer)) == 0;
+    // kLoopTurns3 (entry 81): the three warpgroups of a 192-row tile take turns too, 0 -> 1 -> 2 -> 0, each waiting
+    // on its own named barrier for the previous one's arrival, as FA3's three-warpgroup d64 tile does. They run the
+    // same blocks, so each takes my_iters + 1 turns.
+    constexpr bool kTurns3 =
+        (kFlags & kLoopTurns3) != 0 && Traits::kConsumerWarpgroups == 3 && Traits::kKeySplit == 1;
     constexpr bool kTreeMax = (kFlags & kLoopTreeMax) != 0;
 
     // Key-split tiles (Traits::kKeySplit > 1): warpgroups row_wg share 64 rows, each taking the key blocks
@@ -295,14 +300,19 @@ struct Consumer {
     // Pingpong: the two consumer warpgroups take turns issuing GEMMs (issue points: the first QK^T, each loop
     // step, the last P*V), so that the tensor cores serve one while the other runs its softmax. Warpgroup 1
     // hands the first turn to warpgroup 0 and does not pass its last turn (nobody waits for it).
+    // With kTurns3 the same over three: the last warpgroup hands the first turn to warpgroup 0 and keeps its last.
     auto take_turn = [&]() {
-      if constexpr (kPingpong) {
+      if constexpr (kPingpong || kTurns3) {
         named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + wg, 256);
       }
     };
     auto pass_turn = [&](bool last) {
       if constexpr (kPingpong) {
         if (!(last && wg == 1)) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + 1 - wg, 256);
+      } else if constexpr (kTurns3) {
+        if (!(last && wg == 2)) {
+          named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0) + (wg == 2 ? 0 : wg + 1), 256);
+        }
       }
     };
 
@@ -316,6 +326,8 @@ struct Consumer {
     if (my_iters > 0) {
       if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
+      } else if constexpr (kTurns3) {
+        if (wg == 2) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
       mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
       mbarrier_wait(base + Traits::k_full_barrier(stage_of(key_of(0))), phase_of(key_of(0)));

@@ -60,9 +60,14 @@ using ExperimentLoopFlagsD64 =
 // The 192-row d64 tile (three consumer warpgroups): its persistent kernel only (persist192, entry 42). Entry 45's
 // one-tile loop with its exponentials held under the P*V (m192-pin) was measured 3-4% slower and removed.
 // q-tma (entry 69) too; not lean-tail, whose epilogue spilled 216-268 bytes in its 160-register consumers.
+// m192-turns (entry 81): the three warpgroups' round-robin turns on the one-tile default and on run()'s two
+// persistent values.
 using ExperimentLoopFlagsD64M192 =
     LoopFlagList<kExpBase | kLoopPersistent, kExpBase | kLoopPersistent | kLoopTileFastDiv,
-                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma>;
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma,
+                 kDefaultLoopFlags | kLoopTurns3,                                              // 1054211
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopTurns3,                  // 1183235
+                 kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopTurns3>;    // 1445379
 
 // The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).

@@ -32,7 +32,7 @@ namespace flashseek::sm90 {
 static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
               "the host's value");
 static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma &&
-                  kLeanTailLoopBit == kLoopLeanTail,
+                  kLeanTailLoopBit == kLoopLeanTail && kTurns3LoopBit == kLoopTurns3,
               "the host's values");
 
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise

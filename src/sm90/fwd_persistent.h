@@ -165,7 +165,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
-  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail)) ==
+  static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail |
+                                 kLoopTurns3)) ==
                     kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default

@@ -38,6 +38,8 @@ enum LoopFlags : int {
   kLoopQTma = 262144,  // the TMA producer loads packed Q by tensor-map boxes (FwdParams::q_tma_box_tokens; entry 69)
   kLoopLeanTail = 524288,  // fewer instructions per tile's epilogue: the LSE only where stored, the store loop by
                            // incremental rows (entry 71)
+  kLoopTurns3 = 1048576,   // three consumer warpgroups (192-row tiles) issue their GEMMs in turn, round robin, as two
+                           // do by pingpong (entry 81)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).

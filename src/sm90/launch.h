@@ -23,6 +23,7 @@ constexpr int kNativeProducerAheadLoopFlags = 30211;
 constexpr int kOneTileLoopFlags = 5635;
 constexpr int kQTmaLoopBit = 262144;
 constexpr int kLeanTailLoopBit = 524288;  // kLoopLeanTail (entry 71)
+constexpr int kTurns3LoopBit = 1048576;   // kLoopTurns3 (entry 81)
 
 // SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
 int device_sm_count();

@@ -421,6 +421,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("fp8-f16pv-d128").fp8_f16_pv_d128);
   EXPECT_FALSE(Experiment::parse(nullptr).combine_carveout);  // entry 80, not yet measured
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
+  EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, not yet measured
+  EXPECT_TRUE(Experiment::parse("m192-turns").m192_turns);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
 

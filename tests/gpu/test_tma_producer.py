@@ -111,7 +111,10 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-tma-warps-few",
                # entry 76: block-table reads one block ahead, waited for before the current block's boxes (the
                # default: two ahead, waited for where used); the same boxes
-               "kv-coords-early"]
+               "kv-coords-early",
+               # entry 81: the 192-row d64 tile's three warpgroups issue their GEMMs in turn (the same products in
+               # the same order); its long d64 cases take the one-tile kernel, the short ones the persistent one
+               "m192-turns"]
 
 
 def _outputs(seed):

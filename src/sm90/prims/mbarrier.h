@@ -42,7 +42,7 @@ enum class NamedBarrier : uint32_t {
   kCta = 0,
   kConsumerWarpgroup0 = 1,  // + consumer warpgroup index (up to 3): epilogue staging within one warpgroup
   kProducer = 4,            // the producer warpgroup's row-offset buffers
-  kMmaTurn0 = 5,            // + consumer warpgroup index: that warpgroup's turn to issue its GEMMs
+  kMmaTurn0 = 5,            // + consumer warpgroup index (up to 3): that warpgroup's turn to issue its GEMMs
   kKeySplitMerge = 9,       // the key-split tile's consumer warpgroups merging their partial results
 };
 
