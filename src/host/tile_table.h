@@ -131,18 +131,19 @@ constexpr int kFp8NativeOnePVariant = 201;
 // without their split (4 F2FP, an HADD2 and byte permutes a pair) in a kernel the softmax's issue slots bound.
 // QK^T stays e4m3. The 16-bit V stages add 4 x 8 KB (m192 168 KB).
 constexpr int kFp8NativeF16PvVariant = 205;
-// d128's tiles with fp16 P*V (FLASHSEEK_EXPERIMENT=fp8-f16pv-d128, entry 79; not the head-packed ones): its 16-bit V stages take 32 KB
-// each, so two K/V stages instead of three (as the bf16 d128 128-row tile): Q 16 + 2 x (16 + 32) + 4 x 16 raw + 4 + O
-// 32 = 212 KB. The producer's lag (3 blocks) then exceeds the stage count; no deadlock, since each step widens block
-// it - 3 before it issues block it, whose K stage waits for QK^T of block it - 2, which needs V of block it - 3 only.
-constexpr TileShape kFp8NativeF16PvD128Tile = {128, 128, 128, 128, 2, true, 4, 1, true};
+// d128's tiles with fp16 P*V (FLASHSEEK_EXPERIMENT=fp8-f16pv-d128, entry 79; not the head-packed ones): its 16-bit V
+// stages take 32 KB each, so two K/V stages instead of three (as the bf16 d128 128-row tile), and three raw V stages
+// so that the producer's lag (raw stages - 1) stays within the stage count: Q 16 + 2 x (16 + 32) + 3 x 16 raw + 4 + O
+// 32 = 196 KB. (With a lag above the stage count the widening of block n would wait for the K stage that QK^T of
+// block n itself frees, while the consumers wait for that V after their softmax: every block in series.)
+constexpr TileShape kFp8NativeF16PvD128Tile = {128, 128, 128, 128, 2, true, 3, 1, true};
 // ... and its 64-row (decode) tile: three K/V stages and three raw V stages instead of four and four (Q 8 + 3 x (16 +
 // 32) + 3 x 16 + 4 + O 16 = 220 KB), so that a token's prefill chunk and decode step multiply alike.
 constexpr TileShape kFp8NativeF16PvD128DecodeTile = {128, 128, 64, 128, 3, true, 3, 1, true};
-// ... and the two-CTA d128 decode tile (variant 206, where the planner takes variant 202): two K/V stages instead of
-// three (Q 8 + 2 x (8 + 16) + 4 x 8 raw + 2 + O 16 = 106 KB, two CTAs a SM as before).
+// ... and the two-CTA d128 decode tile (variant 206, where the planner takes variant 202): two K/V stages and three
+// raw ones instead of three and four (Q 8 + 2 x (8 + 16) + 3 x 8 raw + 2 + O 16 = 98 KB, two CTAs a SM as before).
 constexpr int kFp8NativeF16PvTwoCtaVariant = 206;
-constexpr TileShape kFp8NativeF16PvTwoCtaTile = {128, 128, 64, 64, 2, true, 4, 2, true};
+constexpr TileShape kFp8NativeF16PvTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2, true};
 constexpr TileShape kFp8NativeTiles[] = {
     {128, 128, 128, 128, 3, true, 4, 1, true},
     {128, 128, 64, 128, 4, true, 4, 1, true},

@@ -45,6 +45,10 @@ struct ProducerFp8Native {
   static constexpr int kThreads = 128;
   static constexpr int kLag = Traits::kRawStages - 1;
   static_assert(kLag >= 1, "two raw stages at least: one in flight while one is transposed");
+  // The transpose (widening) of block j runs at step j + kLag, after the copies of block j + kLag - 1, whose K stage
+  // waits for QK^T of block j + kLag - 1 - kStages: with kLag <= kStages that is block j - 1 or earlier, so V of
+  // block j never waits for QK^T of block j (which the consumers follow with their softmax and then V's wait).
+  static_assert(kLag <= Traits::kStages, "the raw V lag within the K/V stage count (tile_table.h)");
   using Tma = ProducerTma<Traits>;
 
   // Rows of `row_off` (byte offsets from `base`, -1 past the sequence) into a tile of 16-byte chunks, zero-filled
