@@ -9,6 +9,8 @@
 //                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
 //   m192-turns   the bf16 d64 192-row tiles' three consumer warpgroups issue their GEMMs in turn, round robin (as
 //                FA3's d64 tile; entry 81), one-tile and persistent
+//   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on a persistent kernel that stages O on its V stages, as
+//                FA3 does (entry 82; default: one CTA per tile)
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; the default lets the driver pick the combine's carveout)
@@ -147,6 +149,7 @@ struct Experiment {
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
+  bool mla_persist = false;       // entry 82
   bool combine_prefetch = true;  // entry 53
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
@@ -216,6 +219,7 @@ struct Experiment {
       else if (t == "no-pdl") e.pdl = false;
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
+      else if (t == "mla-persist") e.mla_persist = true;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;

@@ -73,6 +73,10 @@ using ExperimentLoopFlagsD64M192 =
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).
 using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
+// The 128-row d192 / 128 tile (MLA prefill; FLASHSEEK_EXPERIMENT=mla-persist, entry 82): its persistent kernel, O
+// staged on the V stages (kernel_traits.h kPersistOOnV), at run()'s persistent value (fwd_experiments_d192.cu).
+using ExperimentLoopFlagsD192 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
+
 // Whether a tile with variants lists `value`; a value its list lacks leaves it on its default (a process under
 // FLASHSEEK_EXPERIMENT=1539 runs the 192-row and d96 tiles as before they had variants). The d128 and d64 128-row
 // tiles list every experiment value, and an unlisted one fails their launch.
@@ -82,6 +86,8 @@ constexpr bool experiment_lists(int value) {
     return ExperimentLoopFlagsD64M192::contains(value);
   } else if constexpr (kD == 96) {
     return ExperimentLoopFlagsD96::contains(value);
+  } else if constexpr (kD == 192) {
+    return ExperimentLoopFlagsD192::contains(value);
   } else {
     return true;
   }

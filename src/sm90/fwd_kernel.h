@@ -173,11 +173,14 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
 template <class Traits>
 constexpr bool has_experiment_variants() {
   constexpr bool kBf16 = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv &&
-                         Traits::kVariant == 0 && Traits::kD == Traits::kDv;
+                         Traits::kVariant == 0;
+  constexpr bool kSquare = Traits::kD == Traits::kDv;
   // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42); the 128-row
-  // d96 tile: its persistent kernel (entry 68).
-  return kBf16 && ((Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64 || Traits::kD == 96)) ||
-                   (Traits::kBlockM == 192 && Traits::kD == 64));
+  // d96 tile: its persistent kernel (entry 68); the 128-row d192 / 128 tile: its persistent kernel (mla-persist,
+  // entry 82).
+  return kBf16 && ((kSquare && Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64 || Traits::kD == 96)) ||
+                   (kSquare && Traits::kBlockM == 192 && Traits::kD == 64) ||
+                   (Traits::kBlockM == 128 && Traits::kD == 192 && Traits::kDv == 128));
 }
 
 template <class Traits>

@@ -54,6 +54,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
       mbarrier_init(base + Traits::kPersistTileFullBarrier + 8 * slot, 1);
       mbarrier_init(base + Traits::kPersistTileEmptyBarrier + 8 * slot, kWarps);
     }
+    if constexpr (Traits::kPersistOOnV) {
+      mbarrier_init(base + Traits::kPersistOFreeBarrier, 4 * Traits::kConsumerWarpgroups);
+    }
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -128,9 +131,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   // The tile loop's state (schedule, sequence, mask) costs the producer registers the one-tile kernel does not
   // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512). Three consumers (the 192-row d64 tile,
   // 512 threads at 128 registers) keep the one-tile kernel's split, 32 + 3 x 160 (at 152 its consumers spilled).
+  // d192 / 128 keeps the one-tile split too, 40 + 2 x 232: at 224 ptxas moved all 66 exponentials of its loop after
+  // the P*V's wait (60 under it at 232); its producer keeps three values in local memory, outside the block loop.
   constexpr bool kThreeConsumers = Traits::kConsumerWarpgroups == 3;
-  constexpr int kProducerRegs = kThreeConsumers ? 32 : 56;
-  constexpr int kConsumerRegs = kThreeConsumers ? 160 : 224;
+  constexpr bool kD192 = Traits::kD == 192;
+  constexpr int kProducerRegs = kThreeConsumers ? 32 : kD192 ? 40 : 56;
+  constexpr int kConsumerRegs = kThreeConsumers ? 160 : kD192 ? 232 : 224;
   static_assert(128 * kProducerRegs + 128 * Traits::kConsumerWarpgroups * kConsumerRegs <= 65536, "register split");
   const int warpgroup = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;

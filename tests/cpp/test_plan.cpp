@@ -423,6 +423,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
   EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, not yet measured
   EXPECT_TRUE(Experiment::parse("m192-turns").m192_turns);
+  EXPECT_FALSE(Experiment::parse(nullptr).mla_persist);  // entry 82, not yet measured
+  EXPECT_TRUE(Experiment::parse("mla-persist").mla_persist);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
 

@@ -91,6 +91,9 @@ CASES = [
     # LSE's logarithm there
     make_scenario("prefill-varlen", "L8", "16q512_q77", suffix=["varlen", "nolse"], kv_layout="varlen"),
     make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64", "nolse"]),
+    # d192 / 128 (MLA) on a paged cache, 256 tiles: the persistent kernel with O staged on its V stages under
+    # mla-persist (entry 82); the varlen MLAp16 case above (a partial last block, by copies) takes it too
+    make_scenario("prefill-dense", "MLAp16", "q2000", suffix=["p16", "d192x128"], **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
@@ -114,7 +117,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "kv-coords-early",
                # entry 81: the 192-row d64 tile's three warpgroups issue their GEMMs in turn (the same products in
                # the same order); its long d64 cases take the one-tile kernel, the short ones the persistent one
-               "m192-turns"]
+               "m192-turns",
+               # entry 82: the d192 / 128 tile on its persistent kernel, O staged on the V stages
+               "mla-persist"]
 
 
 def _outputs(seed):
