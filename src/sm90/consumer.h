@@ -426,12 +426,12 @@ struct Consumer {
     }
     // kPersistOOnV (entry 82): O goes to the V stage the last block did not use, once every warp has released that
     // stage's previous block (the other warpgroup's P*V of it may still run when this one gets here); a tile's first
-    // block in a CTA's first tile leaves that stage unused.
+    // block in a CTA's first tile leaves that stage unused. A tile without blocks stores from registers (-1).
     [[maybe_unused]] int o_stage = 0;
     if constexpr (kPersistent && Traits::kPersistOOnV) {
       static_assert(Traits::kStages == 2 && Traits::kKeySplit == 1, "the other of two stages");
       const int last = my_iters - 1;
-      o_stage = 1 - stage_of(my_iters > 0 ? last : 0);
+      o_stage = my_iters > 0 ? 1 - stage_of(last) : -1;
       if (my_iters > 0 && pipe0 + last >= 1) {
         mbarrier_wait(base + Traits::v_empty_barrier(o_stage), phase_of(last - 1));
       }

@@ -40,7 +40,8 @@ struct Epilogue {
   // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
   // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead
   // of a division per chunk. The same values stored.
-  // o_stage (Traits::kPersistOOnV): the V stage O is staged in.
+  // o_stage (Traits::kPersistOOnV): the V stage O is staged in; -1 for a tile without key blocks, whose rows go out
+  // from registers (no stage is free of the producer's next loads then: it waits for tiles with blocks only).
   template <bool kOwnStaging = false, bool kLean = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
@@ -93,6 +94,13 @@ struct Epilogue {
         if (row_tok[r] < seq.seqlen_q) {
           p.lse[static_cast<int64_t>(head[r]) * p.total_q + seq.q_start + row_tok[r]] = lse[r];
         }
+      }
+    }
+
+    if constexpr (kOwnStaging && Traits::kPersistOOnV) {
+      if (o_stage < 0) {
+        store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);
+        return;
       }
     }
 
@@ -164,6 +172,26 @@ struct Epilogue {
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
         *reinterpret_cast<uint4*>(dst) = value;
+      }
+    }
+  }
+
+  // The rows of this thread straight from the accumulator: pairs of 16-bit values, column 8 j + 2 (lane % 4).
+  __device__ static void store_rows_from_registers(const FwdParams& p, const SequenceInfo& seq, const int (&head)[2],
+                                                   const int (&row_tok)[2], const float (&factor)[2],
+                                                   const float (&o)[kORegs], int lane) {
+    uint32_t* out = static_cast<uint32_t*>(p.out);  // pairs of bf16 or fp16 (out_type); o strides are even
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (row_tok[r] >= seq.seqlen_q) continue;
+      const int64_t row = static_cast<int64_t>(seq.q_start + row_tok[r]) * p.o_row_stride +
+                          static_cast<int64_t>(head[r]) * p.o_head_stride;
+#pragma unroll
+      for (int j = 0; j < Traits::kDv / 8; ++j) {
+        const int col = 8 * j + 2 * (lane & 3);
+        if (col < p.head_dim_v) {
+          out[(row + col) / 2] = pack_out(p, o[4 * j + 2 * r] * factor[r], o[4 * j + 2 * r + 1] * factor[r]);
+        }
       }
     }
   }

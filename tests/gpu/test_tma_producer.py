@@ -94,6 +94,8 @@ CASES = [
     # d192 / 128 (MLA) on a paged cache, 256 tiles: the persistent kernel with O staged on its V stages under
     # mla-persist (entry 82); the varlen MLAp16 case above (a partial last block, by copies) takes it too
     make_scenario("prefill-dense", "MLAp16", "q2000", suffix=["p16", "d192x128"], **_lse),
+    # ... and a sequence with no keys among them (its tiles store O from registers there)
+    make_scenario("edge", "MLAp16", "q2000s2000_q3s0_q300s300", suffix=["p16", "d192x128", "zero-kv"], **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
