@@ -131,7 +131,7 @@ constexpr int kFp8NativeOnePVariant = 201;
 // without their split (4 F2FP, an HADD2 and byte permutes a pair) in a kernel the softmax's issue slots bound.
 // QK^T stays e4m3. The 16-bit V stages add 4 x 8 KB (m192 168 KB).
 constexpr int kFp8NativeF16PvVariant = 205;
-// d128's tiles with fp16 P*V (FLASHSEEK_EXPERIMENT=fp8-f16pv-d128, entry 79; not the head-packed ones): its 16-bit V
+// d128's tiles with fp16 P*V (the default for e4m3 d128; no-fp8-f16pv-d128: variant 200; entry 79; not the head-packed ones): its 16-bit V
 // stages take 32 KB each, so two K/V stages instead of three (as the bf16 d128 128-row tile), and three raw V stages
 // so that the producer's lag (raw stages - 1) stays within the stage count: Q 16 + 2 x (16 + 32) + 3 x 16 raw + 4 + O
 // 32 = 196 KB. (With a lag above the stage count the widening of block n would wait for the K stage that QK^T of

@@ -417,8 +417,9 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_EQ(Experiment::parse("q-tma").q_tma_mode, 2);
   EXPECT_EQ(Experiment::parse("no-q-tma").q_tma_mode, 0);
   EXPECT_FALSE(Experiment::parse(nullptr).kv_coords_early);  // entry 76
-  EXPECT_FALSE(Experiment::parse(nullptr).fp8_f16_pv_d128);  // entry 79, not yet measured
+  EXPECT_TRUE(Experiment::parse(nullptr).fp8_f16_pv_d128);  // the default since entry 79's A/B
   EXPECT_TRUE(Experiment::parse("fp8-f16pv-d128").fp8_f16_pv_d128);
+  EXPECT_FALSE(Experiment::parse("no-fp8-f16pv-d128").fp8_f16_pv_d128);
   EXPECT_FALSE(Experiment::parse(nullptr).combine_carveout);  // entry 80, not yet measured
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
   EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, not yet measured

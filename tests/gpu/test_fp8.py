@@ -14,8 +14,8 @@ no-fp8-producer-ahead,no-fp8-f16pv": e4m3 q/k/v on the converting tiles (the def
 8-byte copy path the default leaves for unaligned rows, the native tiles with one and four warps issuing K's and
 V's boxes (the default: two), the native tiles taking K and V by 16-byte copies in every call, long d64 tiles on
 the 128-row native tile, decodes on the head-packed tiles (one and two CTAs per SM), and the decode tiles with
-the loop before entry 39 (page ids read one block ahead, transpose loads one pass at a time), and the d64 native
-tiles with P as two e4m3 terms against a transposed V (before entry 78);
+the loop before entry 39 (page ids read one block ahead, transpose loads one pass at a time), and the d64 and d128
+native tiles with P as two e4m3 terms against a transposed V (before entries 78 and 79);
 "none" skips),
 with the same seed. Not in the list: the native tiles with P as one e4m3 term as FA3 (fp8-native-1p), which miss
 vLLM's rule on a few cases (docs/perf-log.md entry 19). One value by hand:
