@@ -8,12 +8,12 @@
 //                start, griddepcontrol.launch_dependents, so the combine's CTAs wait on the free SMs; with
 //                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
 //   m192-turns   the bf16 d64 192-row tiles' three consumer warpgroups issue their GEMMs in turn, round robin (as
-//                FA3's d64 tile; entry 81), one-tile and persistent
+//                FA3's d64 tile; entry 81), one-tile and persistent; measured neutral (0.9993 over 18), not a default
 //   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on a persistent kernel that stages O on its V stages, as
-//                FA3 does (entry 82; default: one CTA per tile)
+//                FA3 does (entry 82; measured 1.032 slower over the mla family: the default stays one CTA per tile)
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
-//                (entry 80; the default lets the driver pick the combine's carveout)
+//                (entry 80; measured 1.004 over 52 short split calls: the default lets the driver pick)
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)

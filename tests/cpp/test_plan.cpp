@@ -420,11 +420,11 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse(nullptr).fp8_f16_pv_d128);  // the default since entry 79's A/B
   EXPECT_TRUE(Experiment::parse("fp8-f16pv-d128").fp8_f16_pv_d128);
   EXPECT_FALSE(Experiment::parse("no-fp8-f16pv-d128").fp8_f16_pv_d128);
-  EXPECT_FALSE(Experiment::parse(nullptr).combine_carveout);  // entry 80, not yet measured
+  EXPECT_FALSE(Experiment::parse(nullptr).combine_carveout);  // entry 80, measured neutral
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
-  EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, not yet measured
+  EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, measured neutral
   EXPECT_TRUE(Experiment::parse("m192-turns").m192_turns);
-  EXPECT_FALSE(Experiment::parse(nullptr).mla_persist);  // entry 82, not yet measured
+  EXPECT_FALSE(Experiment::parse(nullptr).mla_persist);  // entry 82, measured slower
   EXPECT_TRUE(Experiment::parse("mla-persist").mla_persist);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
