@@ -11,6 +11,10 @@
 //                FA3's d64 tile; entry 81), one-tile and persistent; measured neutral (0.9993 over 18), not a default
 //   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on a persistent kernel that stages O on its V stages, as
 //                FA3 does (entry 82; measured 1.032 slower over the mla family: the default stays one CTA per tile)
+//   decode-persist  the bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants) on a persistent
+//                kernel where it takes the call (>= 1.5 waves of tiles, K/V by TMA): the next (sequence, KV head)'s Q and
+//                first K/V blocks stream during this one's last blocks and epilogue, O stored from registers (entry 83;
+//                default: one CTA per tile). With no-cta2 / no-d64-cta2 on the one-CTA tiles.
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; measured 1.004 over 52 short split calls: the default lets the driver pick)
@@ -152,6 +156,7 @@ struct Experiment {
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
   bool mla_persist = false;       // entry 82
+  bool decode_persist = false;    // entry 83
   bool combine_prefetch = true;  // entry 53
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
@@ -222,6 +227,7 @@ struct Experiment {
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "mla-persist") e.mla_persist = true;
+      else if (t == "decode-persist") e.decode_persist = true;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;

@@ -12,6 +12,7 @@
 #include "experiment.h"
 #include "flashseek/flashseek.h"
 #include "tensor_map.h"
+#include "tile_loop.h"
 #include "tile_table.h"
 
 namespace flashseek {
@@ -432,17 +433,10 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
     if (with_bits >= 0) loop_flags = with_bits;
     if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
-  // mla-persist (entry 82): the bf16 d192 / 128 128-row tile on its persistent kernel (the launcher keeps grids
-  // under 1.5 waves, or without TMA, on the one-tile kernel).
-  if (Experiment::get().mla_persist && block_m == 128 && plan.head_dim_padded == 192 && plan.head_dim_v_padded == 128 &&
-      compute_type(a) == ScalarType::kBFloat16 && !fp8_kv && tile_variant == 0 && Experiment::get().loop_flags < 0) {
-    loop_flags = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
-  }
-  // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
-  if (Experiment::get().m192_turns && block_m == 192 && plan.head_dim_padded == 64 && plan.head_dim_v_padded == 64 &&
-      compute_type(a) == ScalarType::kBFloat16 && !fp8_kv && tile_variant == 0 && Experiment::get().loop_flags < 0) {
-    loop_flags = (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kTurns3LoopBit;
-  }
+  loop_flags = tile_loop_flags(Experiment::get(),
+                               TileLoopKey{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
+                                           compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native},
+                               loop_flags);
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

@@ -36,7 +36,7 @@ struct Epilogue {
   // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
   // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
   // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
-  // previous tile's stores.
+  // previous tile's stores; the decode tiles' (Traits::kPersistORegs) store their few query rows from registers.
   // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
   // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead
   // of a division per chunk. The same values stored.
@@ -97,6 +97,10 @@ struct Epilogue {
       }
     }
 
+    if constexpr (kOwnStaging && Traits::kPersistORegs) {
+      store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);
+      return;
+    }
     if constexpr (kOwnStaging && Traits::kPersistOOnV) {
       if (o_stage < 0) {
         store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);

@@ -1,5 +1,5 @@
 // The launcher of a tile's experiment variants (fwd_experiments.h): the listed value's kernel, one-tile or
-// persistent. Included by the translation units that instantiate it (fwd_experiments.cu, fwd_experiments_d96.cu),
+// persistent. Included by the translation units that instantiate it (fwd_experiments*.cu),
 // each for its own tiles, so that the build compiles them in parallel.
 #pragma once
 
@@ -27,7 +27,9 @@ template <class Traits>
 cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             int loop_flags, cudaStream_t stream) {
   using experiment_launch::dispatch;
-  if constexpr (Traits::kD == 64 && Traits::kBlockM == 192) {
+  if constexpr (Traits::kBlockM == 64) {
+    return dispatch<Traits>(ExperimentLoopFlagsDecode{}, p, maps, num_m_blocks, loop_flags, stream);
+  } else if constexpr (Traits::kD == 64 && Traits::kBlockM == 192) {
     return dispatch<Traits>(ExperimentLoopFlagsD64M192{}, p, maps, num_m_blocks, loop_flags, stream);
   } else if constexpr (Traits::kD == 64) {
     return dispatch<Traits>(ExperimentLoopFlagsD64{}, p, maps, num_m_blocks, loop_flags, stream);

@@ -77,12 +77,18 @@ using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTi
 // staged on the V stages (kernel_traits.h kPersistOOnV), at run()'s persistent value (fwd_experiments_d192.cu).
 using ExperimentLoopFlagsD192 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
+// The bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants; decode-persist, entry 83): their
+// persistent kernel at run()'s persistent value (fwd_experiments_decode.cu).
+using ExperimentLoopFlagsDecode = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
+
 // Whether a tile with variants lists `value`; a value its list lacks leaves it on its default (a process under
-// FLASHSEEK_EXPERIMENT=1539 runs the 192-row and d96 tiles as before they had variants). The d128 and d64 128-row
-// tiles list every experiment value, and an unlisted one fails their launch.
+// FLASHSEEK_EXPERIMENT=1539 runs the 192-row, d96 and decode tiles as before they had variants). The d128 and d64
+// 128-row tiles list every experiment value, and an unlisted one fails their launch.
 template <int kD, int kBlockM>
 constexpr bool experiment_lists(int value) {
-  if constexpr (kBlockM == 192) {
+  if constexpr (kBlockM == 64) {
+    return ExperimentLoopFlagsDecode::contains(value);
+  } else if constexpr (kBlockM == 192) {
     return ExperimentLoopFlagsD64M192::contains(value);
   } else if constexpr (kD == 96) {
     return ExperimentLoopFlagsD96::contains(value);

@@ -5,7 +5,8 @@
 // (q_empty) after their last QK^T, and stage O in a tile of their own instead of in Q. A short tile (a few key
 // blocks: sliding windows, 512-token sequences) then no longer pays barrier init, the first loads' latency and
 // the CTA switch with nothing to overlap them.
-// Built for the 16-bit two-consumer tiles with the TMA producer only; where TMA cannot stream every tile
+// Built for the 16-bit two- and three-consumer tiles and the 64-row decode tiles (one consumer warpgroup, one or two
+// CTAs per SM: decode-persist, entry 83) with the TMA producer only; where TMA cannot stream every tile
 // (kv_tma_rows 0, a paged cache with left padding) the launcher runs the one-CTA-per-tile kernel.
 #pragma once
 
@@ -27,14 +28,17 @@ static_assert(kTileFastDivLoopBit == kLoopTileFastDiv,
               "the host's loop values");
 
 template <class Traits, int kLoopFlags>
-__global__ void __launch_bounds__(Traits::kThreads, 1)
+__global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,
                                     int grid_m, int counter_slot) {
-  static_assert(!Traits::kFp8Kv && (Traits::kConsumerWarpgroups == 2 || Traits::kConsumerWarpgroups == 3) &&
-                    Traits::kCtasPerSm == 1,
-                "the persistent kernel is built for the 16-bit two- and three-consumer tiles");
+  constexpr bool kOneConsumer = Traits::kConsumerWarpgroups == 1;
+  static_assert(!Traits::kFp8Kv &&
+                    (((Traits::kConsumerWarpgroups == 2 || Traits::kConsumerWarpgroups == 3) && Traits::kCtasPerSm == 1) ||
+                     (kOneConsumer && Traits::kPersistORegs && Traits::kKeySplit == 1)),
+                "the persistent kernel is built for the 16-bit two- and three-consumer tiles and the decode tiles");
   static_assert((kLoopFlags & kStageSkipFlags) == 0, "no stage-skip variant of the persistent kernel");
   static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
+  static_assert(Traits::kCtasPerSm * (Traits::kPersistSmemBytes + 1024) <= 233472, "the CTAs per SM do not fit");
   constexpr int kWarps = Traits::kThreads / 32;
   extern __shared__ __align__(1024) uint8_t smem[];
   if (p.pdl & 1) pdl_wait();  // as the one-tile kernel (fwd_kernel.h)
@@ -133,15 +137,22 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   // 512 threads at 128 registers) keep the one-tile kernel's split, 32 + 3 x 160 (at 152 its consumers spilled).
   // d192 / 128 keeps the one-tile split too, 40 + 2 x 232: at 224 ptxas moved all 66 exponentials of its loop after
   // the P*V's wait (60 under it at 232); its producer keeps three values in local memory, outside the block loop.
+  // The decode tiles: one CTA a SM keeps the one-tile kernel's 256 threads at up to 255 registers each (no
+  // setmaxnreg); two split the 128 a thread holds at launch 56 / 200 (the one-tile 40 / 216 spilled the d64
+  // producer's tile state).
   constexpr bool kThreeConsumers = Traits::kConsumerWarpgroups == 3;
   constexpr bool kD192 = Traits::kD == 192;
+  constexpr bool kReallocate = !kOneConsumer || Traits::kReallocateRegisters;
   constexpr int kProducerRegs = kThreeConsumers ? 32 : kD192 ? 40 : 56;
-  constexpr int kConsumerRegs = kThreeConsumers ? 160 : kD192 ? 232 : 224;
-  static_assert(128 * kProducerRegs + 128 * Traits::kConsumerWarpgroups * kConsumerRegs <= 65536, "register split");
+  constexpr int kConsumerRegs = kOneConsumer ? 200 : kThreeConsumers ? 160 : kD192 ? 232 : 224;
+  static_assert(!kReallocate ||
+                    128 * kProducerRegs + 128 * Traits::kConsumerWarpgroups * kConsumerRegs <=
+                        65536 / Traits::kCtasPerSm,
+                "register split");
   const int warpgroup = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
   if (warpgroup == 0) {
-    warpgroup_reg_dealloc<kProducerRegs>();
+    if constexpr (kReallocate) warpgroup_reg_dealloc<kProducerRegs>();
     for_each_tile([&](const TileWork& w, int n_iters, int pipe, int q_count) {
       if (n_iters > 0) {
         ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0>(
@@ -159,11 +170,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
       }
     }
   } else {
-    warpgroup_reg_alloc<kConsumerRegs>();
+    if constexpr (kReallocate) warpgroup_reg_alloc<kConsumerRegs>();
     for_each_tile([&](const TileWork& w, int, int pipe, int q_count) {
       Consumer<Traits>::template run<kLoopFlags>(p, w.seq, w.mask, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
-                                                 w.split, smem, __shfl_sync(0xffffffffu, warpgroup - 1, 0), tid, pipe,
-                                                 q_count & 1);
+                                                 w.split, smem,
+                                                 kOneConsumer ? 0 : __shfl_sync(0xffffffffu, warpgroup - 1, 0), tid,
+                                                 pipe, q_count & 1);
     });
   }
 }
@@ -187,12 +199,19 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   const int num_sms = device_sm_count();
   if (!persistent_takes(p, total, num_sms)) return one_tile();
   auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
+  static const cudaError_t attr_status = [&] {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
+    // Two CTAs per SM need the whole unified L1 / shared array as shared memory (as the one-tile launcher).
+    if (e == cudaSuccess && Traits::kCtasPerSm > 1) {
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    }
+    return e;
+  }();
   if (attr_status != cudaSuccess) return attr_status;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);
-  const int grid = static_cast<int>(total < num_sms ? total : num_sms);
+  const long long slots = static_cast<long long>(num_sms) * Traits::kCtasPerSm;
+  const int grid = static_cast<int>(total < slots ? total : slots);
   if constexpr ((kLoopFlags & kLoopTileFastDiv) != 0) {
     FwdParams with_divisors = p;
     with_divisors.tile_y_div = FastDiv::make(static_cast<uint32_t>(p.num_heads_kv * p.num_splits));

@@ -201,11 +201,16 @@ struct FwdKernelTraits {
   // tile's last block did not use (kPersistOOnV, entry 82, as FA3 stages O on its V stages): the consumers wait for
   // every warp's release of that stage first, and arrive on kPersistOFreeBarrier once their stores have read it;
   // the producer waits on that barrier before the next tile's first V block (which lands in that stage).
-  static constexpr bool kPersistOOnV = (kSmemBytes + 1023) / 1024 * 1024 + OTile::kBytes + 64 > 232448 &&
+  // The 64-row decode tiles (decode-persist, entry 83) store O from registers instead: a handful of their 64 rows
+  // are queries (G query heads x the query tokens), and their stage ring leaves no room for an O tile (d128: 212 KB
+  // + 16 KB).
+  static constexpr bool kPersistORegs = kBlockM == 64;
+  static constexpr bool kPersistOOnV = !kPersistORegs &&
+                                       (kSmemBytes + 1023) / 1024 * 1024 + OTile::kBytes + 64 > 232448 &&
                                        kStages == 2 && VTile::kBytes >= OTile::kBytes && !kFp8Kv;
   static constexpr uint32_t kPersistOStagingOffset = kPersistOOnV ? kVOffset : (kSmemBytes + 1023) / 1024 * 1024;
   static constexpr uint32_t kPersistQEmptyBarrier =
-      kPersistOOnV ? (kSmemBytes + 7) / 8 * 8 : kPersistOStagingOffset + OTile::kBytes;
+      kPersistOOnV || kPersistORegs ? (kSmemBytes + 7) / 8 * 8 : kPersistOStagingOffset + OTile::kBytes;
   static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
   static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
   static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints

@@ -15,6 +15,7 @@
 #include "experiment.h"
 #include "l2_policy.h"
 #include "split_heuristic.h"
+#include "tile_loop.h"
 #include "tile_table.h"
 
 namespace flashseek {
@@ -424,6 +425,8 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
   EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, measured neutral
   EXPECT_TRUE(Experiment::parse("m192-turns").m192_turns);
+  EXPECT_FALSE(Experiment::parse(nullptr).decode_persist);  // entry 83, not yet measured
+  EXPECT_TRUE(Experiment::parse("decode-persist").decode_persist);
   EXPECT_FALSE(Experiment::parse(nullptr).mla_persist);  // entry 82, measured slower
   EXPECT_TRUE(Experiment::parse("mla-persist").mla_persist);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
@@ -1241,3 +1244,59 @@ TEST(WidenMap, D64CoversTheBlockWithoutBankConflicts) {
 TEST(WidenMap, D128CoversTheBlockWithoutBankConflicts) {
   check_widen_map<8, flashseek::sm90::SwizzledTile<128, 64>, flashseek::sm90::SwizzledTile<128, 128>>();
 }
+
+namespace flashseek {
+namespace {
+
+// The plan's choice of the persistent kernel reaches only the tiles whose persistent kernel is a measured default;
+// the 64-row decode tiles and d192 / 128 list the persistent value too but take it under their tokens only (a
+// tile that lists a value runs it: entry 84, MLAp128 4q2k 1447 -> 1662 us while d192 / 128's reached it).
+TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
+  using sm90::kPersistentLoopFlags;
+  using sm90::kTileFastDivLoopBit;
+  const int persistent = kPersistentLoopFlags | kTileFastDivLoopBit;
+  const Experiment none = Experiment::parse(nullptr);
+  auto key = [](int d, int dv, int block_m, int variant = 0, bool bf16 = true, bool fp8_kv = false,
+                bool fp8_native = false) { return TileLoopKey{d, dv, block_m, variant, bf16, fp8_kv, fp8_native}; };
+  // measured defaults keep the plan's value (and the q-tma / lean-tail bits on it)
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), persistent | sm90::kLeanTailLoopBit),
+            persistent | sm90::kLeanTailLoopBit);
+  EXPECT_EQ(tile_loop_flags(none, key(64, 64, 128), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(none, key(64, 64, 192), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(none, key(96, 96, 128), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), -1), -1);
+  // ... the token-only persistent kernels do not
+  EXPECT_EQ(tile_loop_flags(none, key(192, 128, 128), persistent), -1);
+  for (int variant : {0, 1, 2, 3, 4}) {
+    EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, variant), persistent), -1) << variant;
+    EXPECT_EQ(tile_loop_flags(none, key(64, 64, 64, variant), persistent), -1) << variant;
+  }
+  // ... until asked, bf16 only
+  const Experiment decode = Experiment::parse("decode-persist");
+  EXPECT_EQ(tile_loop_flags(decode, key(128, 128, 64, 1), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(decode, key(64, 64, 64, 3), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(decode, key(128, 128, 64, 0, false), persistent), -1);
+  EXPECT_EQ(tile_loop_flags(decode, key(192, 128, 128), persistent), -1);
+  const Experiment mla = Experiment::parse("mla-persist");
+  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128, 0, false), -1), -1);
+  EXPECT_EQ(tile_loop_flags(mla, key(128, 128, 64), persistent), -1);
+  // the native e4m3 decode tiles keep their producer-latency loop; the converting tiles run()'s value
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 0, true, true, true), sm90::kNativeProducerAheadLoopFlags),
+            sm90::kNativeProducerAheadLoopFlags);
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 0, true, true, false), persistent), persistent);
+  // m192-turns adds its bit on the 192-row d64 tile, one-tile and persistent
+  const Experiment turns = Experiment::parse("m192-turns");
+  EXPECT_EQ(tile_loop_flags(turns, key(64, 64, 192), -1), sm90::kOneTileLoopFlags | sm90::kTurns3LoopBit);
+  EXPECT_EQ(tile_loop_flags(turns, key(64, 64, 192), persistent), persistent | sm90::kTurns3LoopBit);
+  EXPECT_EQ(tile_loop_flags(turns, key(64, 64, 128), persistent), persistent);
+  // a value forced by FLASHSEEK_EXPERIMENT reaches every tile that lists it
+  const Experiment forced = Experiment::parse("134659");
+  ASSERT_EQ(forced.loop_flags, persistent);
+  EXPECT_EQ(tile_loop_flags(forced, key(128, 128, 64), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(forced, key(192, 128, 128), persistent), persistent);
+}
+
+}  // namespace
+}  // namespace flashseek

@@ -96,6 +96,11 @@ CASES = [
     make_scenario("prefill-dense", "MLAp16", "q2000", suffix=["p16", "d192x128"], **_lse),
     # ... and a sequence with no keys among them (its tiles store O from registers there)
     make_scenario("edge", "MLAp16", "q2000s2000_q3s0_q300s300", suffix=["p16", "d192x128", "zero-kv"], **_lse),
+    # bf16 decodes of >= 1.5 waves of tiles for decode-persist (entry 83): d128 on the two-CTA tile (and on the
+    # table's under no-cta2) with a keyless sequence, sinks, page 64; splits on the table's tile (partials)
+    make_scenario("decode-paged", "L8", "64q1s1500_q1s0_q1s77", suffix=["p16", "zero-kv"], **_lse),
+    make_scenario("sinks", "L70", "32q1s1300", suffix=["p64", "sinks"], page_size=64, sinks=True, **_lse),
+    make_scenario("decode-splitkv", "L8", "32q1s3000", suffix=["p16", "splits4"], num_splits=4, **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
@@ -121,7 +126,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # the same order); its long d64 cases take the one-tile kernel, the short ones the persistent one
                "m192-turns",
                # entry 82: the d192 / 128 tile on its persistent kernel, O staged on the V stages
-               "mla-persist"]
+               "mla-persist",
+               # entry 83: the bf16 decode tiles on their persistent kernel (the two-CTA tiles, and the table's)
+               "decode-persist", "decode-persist,no-cta2,no-d64-cta2"]
 
 
 def _outputs(seed):
