@@ -121,18 +121,30 @@ run_step() {
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 }
 
+# At most 8 files come back from a call (sessions 6 and 7 lost outputs to that limit): every folder under $OUT (an
+# evaluator's --out) and ncu's per-scenario files (without the .ncu-rep reports, too large to come back) go into one
+# outputs.tgz; the step logs stay plain files. The folders are packed after every step, so that a call cut by its
+# time limit still returns what its finished steps wrote (session 20 lost a finished grid half that way).
+STAGE=$(mktemp -d /tmp/gpu-run-stage-XXXX)
+pack_outputs() {
+  if compgen -G "$OUT/ncu_*" >/dev/null; then rm -f "$OUT"/ncu_*.ncu-rep; fi
+  local moved=0 f
+  for f in "$OUT"/*/ "$OUT"/ncu_*; do
+    [ -e "$f" ] || continue
+    f=${f%/}
+    rm -rf "$STAGE/$(basename "$f")"
+    mv "$f" "$STAGE/" && moved=1
+  done
+  if [ "$moved" = 1 ]; then
+    (cd "$STAGE" && tar czf "$OUT/outputs.tgz.tmp" -- * && mv "$OUT/outputs.tgz.tmp" "$OUT/outputs.tgz")
+  fi
+}
+
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 for step in "$@"; do
   echo "=== $step"
   run_step "$step"
+  pack_outputs
 done
-# At most 8 files come back from a call (sessions 6 and 7 lost outputs to that limit): every folder under $OUT (an
-# evaluator's --out) and ncu's per-scenario files (without the .ncu-rep reports, too large to come back) go into one
-# outputs.tgz; the step logs stay plain files.
-if compgen -G "$OUT/ncu_*" >/dev/null; then rm -f "$OUT"/ncu_*.ncu-rep; fi
-packed=$(cd "$OUT" && for f in */ ncu_*; do [ -e "$f" ] && echo "${f%/}"; done)
-if [ -n "$packed" ]; then
-  (cd "$OUT" && tar czf outputs.tgz $packed && rm -rf $packed)
-fi
 ls "$OUT"
 exit $status
