@@ -9,8 +9,9 @@
 //                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
 //   m192-turns   the bf16 d64 192-row tiles' three consumer warpgroups issue their GEMMs in turn, round robin (as
 //                FA3's d64 tile; entry 81), one-tile and persistent; measured neutral (0.9993 over 18), not a default
-//   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on a persistent kernel that stages O on its V stages, as
-//                FA3 does (entry 82; measured 1.032 slower over the mla family: the default stays one CTA per tile)
+//   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on its persistent kernel where the plan prefers the
+//                persistent kernel (short tiles), O stored from registers (entry 85; entry 82's O staged on the V
+//                stages, everywhere, measured 1.032 slower over the mla family; default: one CTA per tile)
 //   decode-persist  the bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants) on a persistent
 //                kernel where it takes the call (>= 1.5 waves of tiles, K/V by TMA): the next (sequence, KV head)'s Q and
 //                first K/V blocks stream during this one's last blocks and epilogue, O stored from registers (entry 83;

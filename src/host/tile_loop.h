@@ -21,15 +21,16 @@ struct TileLoopKey {
 // A tile that lists the persistent value (sm90/fwd_experiments.h) runs it wherever the value reaches it, so the
 // plan's choice of the persistent kernel must reach only the tiles whose persistent kernel is a measured default
 // (d128 / d64 / d96 128-row, d64 192-row). The others take theirs under their token only: the 64-row decode tiles
-// (decode-persist, entry 83) and d192 / 128 (mla-persist, entry 82; from e95ffce to 264038c the plan's choice
-// reached it: MLAp128 4q2k 1447 -> 1662 us, entry 84). A value forced by FLASHSEEK_EXPERIMENT reaches every tile
-// that lists it, as before. The native e4m3 tiles keep run()'s value (their producer-latency loop).
+// (decode-persist, entry 83) and d192 / 128 (mla-persist, entry 85: where the plan prefers the persistent kernel;
+// from e95ffce to 264038c the plan's choice reached it without the token: MLAp128 4q2k 1447 -> 1662 us, entry 84).
+// A value forced by FLASHSEEK_EXPERIMENT reaches every tile that lists it, as before. The native e4m3 tiles keep
+// run()'s value (their producer-latency loop).
 inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_flags) {
   if (e.loop_flags >= 0 || t.fp8_kv || t.fp8_native) return loop_flags;
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
   if (t.block_m == 64) return e.decode_persist && t.bf16 ? persistent : -1;
   if (t.block_m == 128 && t.head_dim_padded == 192 && t.head_dim_v_padded == 128) {
-    return e.mla_persist && t.bf16 && t.tile_variant == 0 ? persistent : -1;
+    return e.mla_persist && t.bf16 && t.tile_variant == 0 && loop_flags == persistent ? persistent : -1;
   }
   // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
   if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64 && t.head_dim_v_padded == 64 && t.bf16 &&

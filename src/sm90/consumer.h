@@ -424,28 +424,9 @@ struct Consumer {
     if constexpr (Traits::kKeySplit > 1) {
       if (!merge_key_split(softmax, o, scale_log2, smem, key_lane, tid)) return;
     }
-    // kPersistOOnV (entry 82): O goes to the V stage the last block did not use, once every warp has released that
-    // stage's previous block (the other warpgroup's P*V of it may still run when this one gets here); a tile's first
-    // block in a CTA's first tile leaves that stage unused. A tile without blocks stores from registers (-1).
-    [[maybe_unused]] int o_stage = 0;
-    if constexpr (kPersistent && Traits::kPersistOOnV) {
-      static_assert(Traits::kStages == 2 && Traits::kKeySplit == 1, "the other of two stages");
-      const int last = my_iters - 1;
-      o_stage = my_iters > 0 ? 1 - stage_of(last) : -1;
-      if (my_iters > 0 && pipe0 + last >= 1) {
-        mbarrier_wait(base + Traits::v_empty_barrier(o_stage), phase_of(last - 1));
-      }
-      fence_proxy_async_shared();  // the stage's last writer and readers were the async proxy (TMA, wgmma)
-    }
     Epilogue<Traits>::template run<kPersistent, (kFlags & kLoopLeanTail) != 0>(
         p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max, softmax.row_sum, row_tok, o, smem,
-        row_wg, tid, o_stage);
-    if constexpr (kPersistent && Traits::kPersistOOnV) {
-      // This warp's stores have read the staging: the producer may fill the stage with the next tile's V.
-      fence_proxy_async_shared();
-      __syncwarp();
-      if (my_iters > 0) release(base + Traits::kPersistOFreeBarrier, lane);
-    }
+        row_wg, tid);
   }
 
   // Key-split tiles, two warpgroups per 64 rows: key lane 1 hands its row maxima, sums and O (each thread its own

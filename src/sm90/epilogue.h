@@ -36,17 +36,15 @@ struct Epilogue {
   // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
   // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
   // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
-  // previous tile's stores; the decode tiles' (Traits::kPersistORegs) store their few query rows from registers.
+  // previous tile's stores; where that tile does not fit (Traits::kPersistORegs: the decode tiles, d192 / 128), from
+  // registers.
   // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
   // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead
   // of a division per chunk. The same values stored.
-  // o_stage (Traits::kPersistOOnV): the V stage O is staged in; -1 for a tile without key blocks, whose rows go out
-  // from registers (no stage is free of the producer's next loads then: it waits for tiles with blocks only).
   template <bool kOwnStaging = false, bool kLean = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
-                             const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid,
-                             int o_stage = 0) {
+                             const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const int G = p.qheads_per_kvhead;
@@ -101,18 +99,11 @@ struct Epilogue {
       store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);
       return;
     }
-    if constexpr (kOwnStaging && Traits::kPersistOOnV) {
-      if (o_stage < 0) {
-        store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);
-        return;
-      }
-    }
 
     // Stage this warpgroup's 64 rows in its own rows of the Q tile, or of an O staging tile (native e4m3, whose Q
     // tile holds bytes; the persistent kernel, whose producer may already be refilling Q).
     if constexpr (kOwnStaging) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + wg, 128);
     uint32_t q_tile = smem_addr(smem) + (kOwnStaging ? Traits::kPersistOStagingOffset : Traits::kOStagingOffset);
-    if constexpr (kOwnStaging && Traits::kPersistOOnV) q_tile += o_stage * Traits::VTile::kBytes;
     const int tile_row0 = 64 * wg + 16 * warp + lane / 4;
 #pragma unroll
     for (int j = 0; j < Traits::kDv / 8; ++j) {

@@ -73,8 +73,8 @@ using ExperimentLoopFlagsD64M192 =
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).
 using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
-// The 128-row d192 / 128 tile (MLA prefill; FLASHSEEK_EXPERIMENT=mla-persist, entry 82): its persistent kernel, O
-// staged on the V stages (kernel_traits.h kPersistOOnV), at run()'s persistent value (fwd_experiments_d192.cu).
+// The 128-row d192 / 128 tile (MLA prefill; FLASHSEEK_EXPERIMENT=mla-persist, entries 82, 85): its persistent kernel,
+// O stored from registers (kernel_traits.h kPersistORegs), at run()'s persistent value (fwd_experiments_d192.cu).
 using ExperimentLoopFlagsD192 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
 // The bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants; decode-persist, entry 83): their

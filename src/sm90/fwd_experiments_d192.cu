@@ -1,5 +1,5 @@
 // Launcher of the 128-row bf16 d192 / 128 tile's persistent kernel (fwd_experiments.h ExperimentLoopFlagsD192; the
-// MLA prefills, entry 82: O staged on the V stages), beside the other loop variants.
+// MLA prefills, entries 82 and 85: O stored from registers), beside the other loop variants.
 #include "fwd_experiment_launch.h"
 
 namespace flashseek::sm90 {

@@ -58,9 +58,6 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       mbarrier_init(base + Traits::kPersistTileFullBarrier + 8 * slot, 1);
       mbarrier_init(base + Traits::kPersistTileEmptyBarrier + 8 * slot, kWarps);
     }
-    if constexpr (Traits::kPersistOOnV) {
-      mbarrier_init(base + Traits::kPersistOFreeBarrier, 4 * Traits::kConsumerWarpgroups);
-    }
     mbarrier_init_fence();
   }
   __syncthreads();

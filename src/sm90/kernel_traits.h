@@ -197,25 +197,20 @@ struct FwdKernelTraits {
   // epilogue) and the q_empty barrier (the consumers' release of Q after their last QK^T).
   // Then the tile hand-off of the dynamic scheduler: two slots holding a tile index, each with a full barrier
   // (the fetching thread's arrival) and an empty one (one arrival per warp that read it).
-  // Where that O tile does not fit beside the stages (d192 / 128: 208 KB + 32 KB), O is staged in the V stage the
-  // tile's last block did not use (kPersistOOnV, entry 82, as FA3 stages O on its V stages): the consumers wait for
-  // every warp's release of that stage first, and arrive on kPersistOFreeBarrier once their stores have read it;
-  // the producer waits on that barrier before the next tile's first V block (which lands in that stage).
-  // The 64-row decode tiles (decode-persist, entry 83) store O from registers instead: a handful of their 64 rows
-  // are queries (G query heads x the query tokens), and their stage ring leaves no room for an O tile (d128: 212 KB
-  // + 16 KB).
-  static constexpr bool kPersistORegs = kBlockM == 64;
-  static constexpr bool kPersistOOnV = !kPersistORegs &&
-                                       (kSmemBytes + 1023) / 1024 * 1024 + OTile::kBytes + 64 > 232448 &&
-                                       kStages == 2 && VTile::kBytes >= OTile::kBytes && !kFp8Kv;
-  static constexpr uint32_t kPersistOStagingOffset = kPersistOOnV ? kVOffset : (kSmemBytes + 1023) / 1024 * 1024;
+  // Where the O tile does not fit beside the stages, the epilogue stores O from registers instead
+  // (kPersistORegs): the 64-row decode tiles (decode-persist, entry 83: a handful of their 64 rows are queries, G
+  // query heads x the query tokens; d128 212 KB + 16 KB) and d192 / 128 (mla-persist; 208 KB + 32 KB). Entry 82
+  // staged d192's O in the V stage the last block did not use, as FA3 does; that made the next tile's first V wait
+  // for the epilogue's stores and measured 1.032 slower over the mla family, so it is gone.
+  static constexpr bool kPersistORegs =
+      kBlockM == 64 || (kSmemBytes + 1023) / 1024 * 1024 + OTile::kBytes + 64 > 232448;
+  static constexpr uint32_t kPersistOStagingOffset = (kSmemBytes + 1023) / 1024 * 1024;
   static constexpr uint32_t kPersistQEmptyBarrier =
-      kPersistOOnV || kPersistORegs ? (kSmemBytes + 7) / 8 * 8 : kPersistOStagingOffset + OTile::kBytes;
+      kPersistORegs ? (kSmemBytes + 7) / 8 * 8 : kPersistOStagingOffset + OTile::kBytes;
   static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
   static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
   static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
-  static constexpr uint32_t kPersistOFreeBarrier = kPersistTileSlots + 2 * sizeof(int);  // kPersistOOnV only
-  static constexpr uint32_t kPersistSmemBytes = kPersistOFreeBarrier + (kPersistOOnV ? 8 : 0);
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }

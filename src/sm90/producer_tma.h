@@ -190,13 +190,6 @@ struct ProducerTma {
     if constexpr (kPersistent) {
       if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistQEmptyBarrier, (q_count - 1) & 1);
     }
-    // kPersistOOnV (entry 82): the previous tile staged O in the V stage this tile's first block lands in; wait until
-    // its stores have read it (once per thread that writes V; a second wait on the completed phase returns at once).
-    auto wait_o_free = [&]() {
-      if constexpr (kPersistent && Traits::kPersistOOnV) {
-        if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistOFreeBarrier, (q_count - 1) & 1);
-      }
-    };
     if (tid == 0 && (!kPersistent || q_count == 0)) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
@@ -225,7 +218,6 @@ struct ProducerTma {
                                                        smem_base + Traits::kKOffset + s0 * Traits::KTile::kBytes, tid);
       cp_async_arrive_on(smem_base + Traits::k_full_barrier(s0));
       if constexpr (kPersistent) mbarrier_wait(smem_base + Traits::v_empty_barrier(s0), phase_of(0) ^ 1);
-      wait_o_free();
       Base::template load_rows<typename Traits::VTile>(v, v_off, p.head_dim_v / 8,
                                                        smem_base + Traits::kVOffset + s0 * Traits::VTile::kBytes, tid);
       cp_async_arrive_on(smem_base + Traits::v_full_barrier(s0));
@@ -237,7 +229,6 @@ struct ProducerTma {
     // and 2-3 V's. The first warp of a tile's share raises the transaction count and gives the 128 arrivals;
     // the others' boxes may land before that (the count goes negative; the phase waits for the arrivals).
     const IssueRoles roles = issue_roles(p, tid / 32);
-    if (roles.v) wait_o_free();
     if (roles.k || roles.v) {
       const int box_rows = p.kv_tma_rows;
       const bool has_box = lane * box_rows < Traits::kBlockN;

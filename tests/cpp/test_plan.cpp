@@ -1279,8 +1279,9 @@ TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
   EXPECT_EQ(tile_loop_flags(decode, key(128, 128, 64, 0, false), persistent), -1);
   EXPECT_EQ(tile_loop_flags(decode, key(192, 128, 128), persistent), -1);
   const Experiment mla = Experiment::parse("mla-persist");
-  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), -1), persistent);
-  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128, 0, false), -1), -1);
+  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), persistent), persistent);  // where the plan prefers it
+  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), -1), -1);
+  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128, 0, false), persistent), -1);
   EXPECT_EQ(tile_loop_flags(mla, key(128, 128, 64), persistent), -1);
   // the native e4m3 decode tiles keep their producer-latency loop; the converting tiles run()'s value
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 0, true, true, true), sm90::kNativeProducerAheadLoopFlags),
