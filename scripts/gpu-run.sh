@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine call: build (cmake + ninja, reusing build/gpu when the machine is warm), then the steps named
 # on the command line, each logging under $OUT (or ./gpu-out when OUT is unset).
-#   steps: build prims ctest smoke tests reliability eval-quick eval-full eval:<args> py:<script args>
+#   steps: build prims ctest smoke tests tests-par reliability eval-quick eval-full eval:<args> py:<script args>
 #          micro-tma[:<args>] (scripts/micro_tma.sh: the TMA streaming micro-benchmark; e.g. micro-tma:--heads-only)
 #          ncu:<value>[,<case>] (scripts/ncu_prefill.sh: one prefill launch under ncu, per-SASS-line stalls)
 #          ncu-scn:<scenario>[,<value>] (scripts/ncu_scenario.sh: the forward kernel of one grid scenario under ncu)
@@ -56,6 +56,10 @@ run_step() {
     smoke) python3 scripts/smoke_gpu.py 2>&1 | tee "$OUT/smoke.log" | tail -60 ;;
     tests) python3 -m pytest tests/gpu tests/python -q -rf --maxfail=30 --timeout=600 -p no:cacheprovider 2>&1 \
              | tee "$OUT/pytest.log" | tail -40 ;;
+    tests-par)  # the same tests in PYTEST_WORKERS processes (pytest-xdist, on the GPU machine's image; default 6),
+      # each test file in one worker (its module-level child outputs reused): the serial run takes ~14 minutes
+      python3 -m pytest tests/gpu tests/python -q -rf -n "${PYTEST_WORKERS:-6}" --dist loadfile --maxfail=30 \
+        --timeout=600 -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" | tail -40 ;;
     tests-exp:*) FLASHSEEK_EXPERIMENT=${step#tests-exp:} python3 -m pytest tests/gpu/test_decode_tiles.py \
                    tests/gpu/test_splits.py tests/gpu/test_scheduler_metadata.py tests/gpu/test_cuda_graphs.py \
                    tests/gpu/test_families.py -q --timeout=600 -p no:cacheprovider 2>&1 \

@@ -159,21 +159,33 @@ def _child_outputs(experiment):
     return _children[experiment]
 
 
+_defaults = {}
+
+
+def _default_outputs(scenario, seed):
+    """The default's (out bits, LSE bits, reference LSE) for a case, checked against the fp32 reference once per
+    case (the check does not depend on the experiment it is compared with: 46 cases x 34 experiments ran it 1564
+    times, most of the GPU tests' time). A case that fails its check fails every comparison, uncached."""
+    if scenario.name not in _defaults:
+        run = run_scenario(scenario, "cuda", seed)
+        assert_passes(scenario, run.result, seed)
+        out, lse = call_flashseek(scenario, make_inputs(scenario, "cuda", seed=seed))
+        torch.cuda.synchronize()
+        _defaults[scenario.name] = (out.contiguous().view(torch.int16).cpu(),
+                                    None if lse is None else lse.contiguous().view(torch.int32).cpu(),
+                                    None if run.ref.lse is None else run.ref.lse.float().cpu())
+    return _defaults[scenario.name]
+
+
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 @pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
 def test_default_matches_experiment_bitwise(scenario, experiment):
-    seed = session_seed()
-    run = run_scenario(scenario, "cuda", seed)
-    assert_passes(scenario, run.result, seed)
-    out, lse = call_flashseek(scenario, make_inputs(scenario, "cuda", seed=seed))
-    torch.cuda.synchronize()
+    got, got_lse, ref_lse_fp32 = _default_outputs(scenario, session_seed())
     ref_out, ref_lse = _child_outputs(experiment)[scenario.name]
-    got = out.contiguous().view(torch.int16).cpu()
     differ = (got != ref_out).sum().item()
     assert differ == 0, f"{scenario.name}: {differ} of {got.numel()} output elements differ under {experiment}"
     if ref_lse is not None:
-        got_lse = lse.contiguous().view(torch.int32).cpu()
-        assert torch.equal(got_lse, ref_lse), _lse_difference(scenario, got_lse, ref_lse, run.ref.lse, experiment)
+        assert torch.equal(got_lse, ref_lse), _lse_difference(scenario, got_lse, ref_lse, ref_lse_fp32, experiment)
 
 
 def _lse_difference(scenario, got_bits, exp_bits, ref_lse, experiment):
