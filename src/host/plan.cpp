@@ -240,7 +240,8 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // d64 (entry 21: gpt-oss decodes of 2-4 waves -9..-15%; no-d64-cta2 turns it off): decode tile 3 keeps block_n
   // 128, so the same bits as the table's tile, and a caller's num_splits = 1 may take it too.
   const long long grid_ctas = static_cast<long long>(in.batch) * in.num_heads_kv * plan.num_m_blocks;
-  const bool two_cta_candidate = splits == 1 && plan.tile_variant == 0 && experiment.decode_tile == 0 &&
+  // (A decode tile experiment of the other head dim, tile=3 on a d128 call, leaves the rule to the call.)
+  const bool two_cta_candidate = splits == 1 && plan.tile_variant == 0 &&
                                  !in.mla_decode && in.bf16 && !in.fp8_kv && tile.block_m == 64 &&
                                  2 * grid_ctas >= 3LL * device.num_sms;
   const int two_cta_variant =
