@@ -56,9 +56,9 @@ run_step() {
     smoke) python3 scripts/smoke_gpu.py 2>&1 | tee "$OUT/smoke.log" | tail -60 ;;
     tests) python3 -m pytest tests/gpu tests/python -q -rf --maxfail=30 --timeout=600 -p no:cacheprovider 2>&1 \
              | tee "$OUT/pytest.log" | tail -40 ;;
-    tests-par)  # the same tests in PYTEST_WORKERS processes (pytest-xdist, on the GPU machine's image; default 6),
-      # each test file in one worker (its module-level child outputs reused): the serial run takes ~14 minutes
-      python3 -m pytest tests/gpu tests/python -q -rf -n "${PYTEST_WORKERS:-6}" --dist loadfile --maxfail=30 \
+    tests-par)  # the same tests in PYTEST_WORKERS processes (pytest-xdist, on the GPU machine's image; default 6):
+      # test_tma_producer's tests of one experiment in one worker (its child process runs once), the rest test by test
+      python3 -m pytest tests/gpu tests/python -q -rf -n "${PYTEST_WORKERS:-6}" --dist loadgroup --maxfail=30 \
         --timeout=600 -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" | tail -40 ;;
     tests-exp:*) FLASHSEEK_EXPERIMENT=${step#tests-exp:} python3 -m pytest tests/gpu/test_decode_tiles.py \
                    tests/gpu/test_splits.py tests/gpu/test_scheduler_metadata.py tests/gpu/test_cuda_graphs.py \

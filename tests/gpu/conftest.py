@@ -25,3 +25,8 @@ def pytest_report_header(config):
     seed = os.environ["FLASHSEEK_TEST_SEED"]
     state = "kernels available" if reason is None else f"kernels UNAVAILABLE ({reason}): GPU tests will skip"
     return [f"flashseek GPU tests: seed {seed} (replay: FLASHSEEK_TEST_SEED={seed}); {state}"]
+
+
+def pytest_configure(config):
+    # pytest-xdist registers it where installed; without it the mark must still be known (test_tma_producer)
+    config.addinivalue_line("markers", "xdist_group(name): tests that share one pytest-xdist worker")

@@ -179,7 +179,9 @@ def _default_outputs(scenario, seed):
     return _defaults[scenario.name]
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
+# Under pytest-xdist (scripts/gpu-run.sh tests-par: --dist loadgroup) an experiment's tests share one worker, so
+# its child process runs once.
+@pytest.mark.parametrize("experiment", [pytest.param(e, marks=pytest.mark.xdist_group(e)) for e in EXPERIMENTS])
 @pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
 def test_default_matches_experiment_bitwise(scenario, experiment):
     got, got_lse, ref_lse_fp32 = _default_outputs(scenario, session_seed())
