@@ -11,7 +11,8 @@
 //                FA3's d64 tile; entry 81), one-tile and persistent; measured neutral (0.9993 over 18), not a default
 //   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on its persistent kernel where the plan prefers the
 //                persistent kernel (short tiles), O stored from registers (entry 85; entry 82's O staged on the V
-//                stages, everywhere, measured 1.032 slower over the mla family; default: one CTA per tile)
+//                stages, everywhere, measured 1.032 slower over the mla family; default: one CTA per tile);
+//                mla-persist-any: on every call the launcher takes (long tiles too: MLAp16 / MLAp128 q4k)
 //   decode-persist  the bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants) on a persistent
 //                kernel where it takes the call (>= 1.5 waves of tiles, K/V by TMA): the next (sequence, KV head)'s Q and
 //                first K/V blocks stream during this one's last blocks and epilogue, O stored from registers (entry 83;
@@ -156,7 +157,8 @@ struct Experiment {
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
-  bool mla_persist = false;       // entry 82
+  bool mla_persist = false;       // entry 85
+  bool mla_persist_any = false;   // ... also where the plan keeps the one-tile kernel
   bool decode_persist = false;    // entry 83
   bool combine_prefetch = true;  // entry 53
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
@@ -228,6 +230,7 @@ struct Experiment {
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "mla-persist") e.mla_persist = true;
+      else if (t == "mla-persist-any") e.mla_persist = e.mla_persist_any = true;
       else if (t == "decode-persist") e.decode_persist = true;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;

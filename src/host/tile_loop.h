@@ -30,7 +30,9 @@ inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_f
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
   if (t.block_m == 64) return e.decode_persist && t.bf16 ? persistent : -1;
   if (t.block_m == 128 && t.head_dim_padded == 192 && t.head_dim_v_padded == 128) {
-    return e.mla_persist && t.bf16 && t.tile_variant == 0 && loop_flags == persistent ? persistent : -1;
+    return e.mla_persist && t.bf16 && t.tile_variant == 0 && (loop_flags == persistent || e.mla_persist_any)
+               ? persistent
+               : -1;
   }
   // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
   if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64 && t.head_dim_v_padded == 64 && t.bf16 &&

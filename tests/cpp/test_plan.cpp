@@ -1283,6 +1283,9 @@ TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
   EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), -1), -1);
   EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128, 0, false), persistent), -1);
   EXPECT_EQ(tile_loop_flags(mla, key(128, 128, 64), persistent), -1);
+  const Experiment mla_any = Experiment::parse("mla-persist-any");
+  EXPECT_EQ(tile_loop_flags(mla_any, key(192, 128, 128), -1), persistent);  // long tiles too
+  EXPECT_EQ(tile_loop_flags(mla_any, key(192, 128, 128, 0, false), -1), -1);
   // the native e4m3 decode tiles keep their producer-latency loop; the converting tiles run()'s value
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 0, true, true, true), sm90::kNativeProducerAheadLoopFlags),
             sm90::kNativeProducerAheadLoopFlags);
