@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512). Three consumers (the 192-row d64 tile,
   // 512 threads at 128 registers) keep the one-tile kernel's split, 32 + 3 x 160 (at 152 its consumers spilled).
   // d192 / 128 keeps the one-tile split too, 40 + 2 x 232: at 224 ptxas moved all 66 exponentials of its loop after
-  // the P*V's wait (60 under it at 232); its producer keeps three values in local memory, outside the block loop.
+  // the P*V's wait (57 of 66 under it at 232 with O from registers, entry 85); its producer keeps three values in local
+  // memory, outside the block loop.
   // The decode tiles: one CTA a SM keeps the one-tile kernel's 256 threads at up to 255 registers each (no
   // setmaxnreg); two split the 128 a thread holds at launch 56 / 200 (the one-tile 40 / 216 spilled the d64
   // producer's tile state).
