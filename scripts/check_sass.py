@@ -64,9 +64,6 @@ LOCAL_MEMORY_ALLOWANCE = {
     # per-tile values in local memory, none in the key-block loop (checked: the LDL / STL sit before and after it).
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1183235E": 9,
     r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb0ELi0EEELi1445379E": 7,
-    # The d192 / 128 persistent kernel (mla-persist, entry 82): its 40-register producer keeps three per-tile values
-    # in local memory (the one-tile register split, which keeps the consumers' exponentials under the P*V).
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li192ELi128ELi128ELb0ELi0EEELi134659E": 3,
     # The 192-row native e4m3 d64 tile with fp16 P*V (fp8-f16pv, entry 78): the 32-register producer keeps the V
     # widening's two per-thread tile offsets and a loop value in local memory, reloaded once a key block (an L1 hit
     # beside the block's two TMA waits); none in the consumers.

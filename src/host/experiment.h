@@ -9,14 +9,15 @@
 //                combine-prefetch 0.953 of the time over 101 short split calls, entry 53)
 //   m192-turns   the bf16 d64 192-row tiles' three consumer warpgroups issue their GEMMs in turn, round robin (as
 //                FA3's d64 tile; entry 81), one-tile and persistent; measured neutral (0.9993 over 18), not a default
-//   mla-persist  the bf16 d192 / 128 prefill tile (MLA) on its persistent kernel where the plan prefers the
-//                persistent kernel (short tiles), O stored from registers (entry 85; entry 82's O staged on the V
-//                stages, everywhere, measured 1.032 slower over the mla family; default: one CTA per tile);
-//                mla-persist-any: on every call the launcher takes (long tiles too: MLAp16 / MLAp128 q4k)
-//   decode-persist  the bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants) on a persistent
-//                kernel where it takes the call (>= 1.5 waves of tiles, K/V by TMA): the next (sequence, KV head)'s Q and
-//                first K/V blocks stream during this one's last blocks and epilogue, O stored from registers (entry 83;
-//                default: one CTA per tile). With no-cta2 / no-d64-cta2 on the one-CTA tiles.
+//   no-decode-persist  the bf16 d128 two-CTA decode tile keeps one CTA per tile on every grid (default: its
+//                persistent kernel on grids of 3 waves of tiles and more, entry 86: over-992 -13.5%, 128q1s1k -5%,
+//                512q1s2k -3%, 128q1s8k -0.2%; grids of one wave measured +1.3..+3.4% on it and of 1.9 waves
+//                -2.3..+0.6%, so they keep one CTA per tile; the one-CTA d128 tile was not measured on such grids)
+//   decode-persist  the bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants) on the
+//                persistent kernel on every grid it takes (>= 1.5 waves of tiles, K/V by TMA): the next (sequence, KV
+//                head)'s Q and first K/V blocks stream during this one's last blocks and epilogue, O stored from
+//                registers (entry 83). Measured 0.9994 over 64 decode and edge scenarios (entry 86): the d64 tile
+//                +6.2% on OSSt8 256q1s4k, so d64 is not a default. With no-cta2 / no-d64-cta2 on the one-CTA tiles.
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; measured 1.004 over 52 short split calls: the default lets the driver pick)
@@ -157,9 +158,8 @@ struct Experiment {
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
-  bool mla_persist = false;       // entry 85
-  bool mla_persist_any = false;   // ... also where the plan keeps the one-tile kernel
-  bool decode_persist = false;    // entry 83
+  bool decode_persist = false;       // entry 83: every grid, d128 and d64
+  bool decode_persist_waves = true;  // entry 86: the d128 two-CTA tile, grids of 3 waves and more
   bool combine_prefetch = true;  // entry 53
   bool row_prefetch = true;      // entry 54 (interleaved A/B at 057db11; the full grid at 329aa1b ran without it)
   bool split_fa = false;
@@ -229,9 +229,8 @@ struct Experiment {
       else if (t == "no-pdl") e.pdl = false;
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
-      else if (t == "mla-persist") e.mla_persist = true;
-      else if (t == "mla-persist-any") e.mla_persist = e.mla_persist_any = true;
       else if (t == "decode-persist") e.decode_persist = true;
+      else if (t == "no-decode-persist") e.decode_persist_waves = false;
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;

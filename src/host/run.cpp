@@ -433,9 +433,15 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
     if (with_bits >= 0) loop_flags = with_bits;
     if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
+  const long long grid_ctas =
+      static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
+  const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
+                              ? decode_variant_tile(tile_variant).ctas_per_sm
+                              : 1;
   loop_flags = tile_loop_flags(Experiment::get(),
                                TileLoopKey{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
-                                           compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native},
+                                           compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
+                                           static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm},
                                loop_flags);
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,

@@ -15,25 +15,34 @@ struct TileLoopKey {
   int tile_variant;
   bool bf16;        // the compute type is bf16 (the tiles with loop variants are bf16 only)
   bool fp8_kv;      // an e4m3 cache on the converting tiles
-  bool fp8_native;  // e4m3 q, k and v on the native tiles
+  bool fp8_native;  // e4m3 q, k and v on the native e4m3 tiles
+  long long grid_ctas = 0;    // the one-tile grid's CTAs (tiles x splits)
+  long long resident_ctas = 0;  // the tile's CTAs resident at once: SMs x its CTAs per SM
 };
+
+// The two-CTA bf16 d128 decode tile (tile_table.h decode variant 1).
+constexpr int kTwoCtaD128DecodeVariant = 1;
 
 // A tile that lists the persistent value (sm90/fwd_experiments.h) runs it wherever the value reaches it, so the
 // plan's choice of the persistent kernel must reach only the tiles whose persistent kernel is a measured default
-// (d128 / d64 / d96 128-row, d64 192-row). The others take theirs under their token only: the 64-row decode tiles
-// (decode-persist, entry 83) and d192 / 128 (mla-persist, entry 85: where the plan prefers the persistent kernel;
-// from e95ffce to 264038c the plan's choice reached it without the token: MLAp128 4q2k 1447 -> 1662 us, entry 84).
-// A value forced by FLASHSEEK_EXPERIMENT reaches every tile that lists it, as before. The native e4m3 tiles keep
-// run()'s value (their producer-latency loop).
+// (d128 / d64 / d96 128-row, d64 192-row; from e95ffce to 264038c the plan's choice reached the d192 / 128 tile's
+// token-only kernel: MLAp128 4q2k 1447 -> 1662 us, entry 84). The 64-row decode tiles take theirs by their own rule
+// (the plan prefers one CTA per tile for them): the two-CTA d128 tile on grids of 3 waves and more (entry 86), every
+// bf16 decode tile under decode-persist (entry 83). A value forced by FLASHSEEK_EXPERIMENT reaches every tile that
+// lists it, as before. The native e4m3 tiles keep run()'s value (their producer-latency loop).
 inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_flags) {
   if (e.loop_flags >= 0 || t.fp8_kv || t.fp8_native) return loop_flags;
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
-  if (t.block_m == 64) return e.decode_persist && t.bf16 ? persistent : -1;
-  if (t.block_m == 128 && t.head_dim_padded == 192 && t.head_dim_v_padded == 128) {
-    return e.mla_persist && t.bf16 && t.tile_variant == 0 && (loop_flags == persistent || e.mla_persist_any)
+  if (t.block_m == 64) {
+    if (!t.bf16) return -1;
+    if (e.decode_persist) return persistent;
+    const bool waves3 = t.resident_ctas > 0 && t.grid_ctas >= 3 * t.resident_ctas;
+    return e.decode_persist_waves && e.persistent && waves3 && t.head_dim_padded == 128 &&
+                   t.head_dim_v_padded == 128 && t.tile_variant == kTwoCtaD128DecodeVariant
                ? persistent
                : -1;
   }
+  if (t.block_m == 128 && t.head_dim_padded == 192 && t.head_dim_v_padded == 128) return -1;
   // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
   if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64 && t.head_dim_v_padded == 64 && t.bf16 &&
       t.tile_variant == 0) {

@@ -36,7 +36,7 @@ struct Epilogue {
   // scale_log2: the CTA's logit scale (log2 units, descales included); v_descale multiplies O (1 unless fp8).
   // kOwnStaging (the persistent kernel): O is staged in the traits' O staging tile, not in Q (which the producer
   // may already be refilling for the next tile), after the warpgroup's threads are done reading it for the
-  // previous tile's stores; where that tile does not fit (Traits::kPersistORegs: the decode tiles, d192 / 128), from
+  // previous tile's stores; where that tile does not fit (Traits::kPersistORegs: the decode tiles), from
   // registers.
   // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
   // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead

@@ -35,8 +35,6 @@ cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMa
     return dispatch<Traits>(ExperimentLoopFlagsD64{}, p, maps, num_m_blocks, loop_flags, stream);
   } else if constexpr (Traits::kD == 96) {
     return dispatch<Traits>(ExperimentLoopFlagsD96{}, p, maps, num_m_blocks, loop_flags, stream);
-  } else if constexpr (Traits::kD == 192) {
-    return dispatch<Traits>(ExperimentLoopFlagsD192{}, p, maps, num_m_blocks, loop_flags, stream);
   } else {
     return dispatch<Traits>(ExperimentLoopFlags{}, p, maps, num_m_blocks, loop_flags, stream);
   }

@@ -73,12 +73,8 @@ using ExperimentLoopFlagsD64M192 =
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).
 using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
-// The 128-row d192 / 128 tile (MLA prefill; FLASHSEEK_EXPERIMENT=mla-persist, entries 82, 85): its persistent kernel,
-// O stored from registers (kernel_traits.h kPersistORegs), at run()'s persistent value (fwd_experiments_d192.cu).
-using ExperimentLoopFlagsD192 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
-
-// The bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants; decode-persist, entry 83): their
-// persistent kernel at run()'s persistent value (fwd_experiments_decode.cu).
+// The bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants; entries 83, 86): their
+// persistent kernel at the persistent value (fwd_experiments_decode.cu; host/tile_loop.h says which grids take it).
 using ExperimentLoopFlagsDecode = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
 // Whether a tile with variants lists `value`; a value its list lacks leaves it on its default (a process under
@@ -92,8 +88,6 @@ constexpr bool experiment_lists(int value) {
     return ExperimentLoopFlagsD64M192::contains(value);
   } else if constexpr (kD == 96) {
     return ExperimentLoopFlagsD96::contains(value);
-  } else if constexpr (kD == 192) {
-    return ExperimentLoopFlagsD192::contains(value);
   } else {
     return true;
   }

@@ -176,18 +176,17 @@ constexpr bool has_experiment_variants() {
                          Traits::kVariant == 0;
   constexpr bool kSquare = Traits::kD == Traits::kDv;
   // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42); the 128-row
-  // d96 tile: its persistent kernel (entry 68); the 128-row d192 / 128 tile: its persistent kernel (mla-persist,
-  // entry 82).
+  // d96 tile: its persistent kernel (entry 68). (The d192 / 128 tile's, mla-persist, measured slower twice and was
+  // removed: entries 82, 86.)
   // The bf16 decode tiles of d128 and d64 (the table's and their two-CTA variants 1 and 3): their persistent
-  // kernels (decode-persist, entry 83).
+  // kernels (entries 83, 86).
   constexpr bool kBf16Decode = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && kSquare &&
                                Traits::kBlockM == 64 &&
                                ((Traits::kD == 128 && (Traits::kVariant == 0 || Traits::kVariant == 1)) ||
                                 (Traits::kD == 64 && (Traits::kVariant == 0 || Traits::kVariant == 3)));
   return kBf16Decode ||
          (kBf16 && ((kSquare && Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64 || Traits::kD == 96)) ||
-                    (kSquare && Traits::kBlockM == 192 && Traits::kD == 64) ||
-                    (Traits::kBlockM == 128 && Traits::kD == 192 && Traits::kDv == 128)));
+                    (kSquare && Traits::kBlockM == 192 && Traits::kD == 64)));
 }
 
 template <class Traits>

@@ -132,17 +132,13 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   // The tile loop's state (schedule, sequence, mask) costs the producer registers the one-tile kernel does not
   // need: 56 for it, 224 for the consumers (128 x 56 + 256 x 224 = 64512). Three consumers (the 192-row d64 tile,
   // 512 threads at 128 registers) keep the one-tile kernel's split, 32 + 3 x 160 (at 152 its consumers spilled).
-  // d192 / 128 keeps the one-tile split too, 40 + 2 x 232: at 224 ptxas moved all 66 exponentials of its loop after
-  // the P*V's wait (57 of 66 under it at 232 with O from registers, entry 85); its producer keeps three values in local
-  // memory, outside the block loop.
   // The decode tiles: one CTA a SM keeps the one-tile kernel's 256 threads at up to 255 registers each (no
   // setmaxnreg); two split the 128 a thread holds at launch 56 / 200 (the one-tile 40 / 216 spilled the d64
   // producer's tile state).
   constexpr bool kThreeConsumers = Traits::kConsumerWarpgroups == 3;
-  constexpr bool kD192 = Traits::kD == 192;
   constexpr bool kReallocate = !kOneConsumer || Traits::kReallocateRegisters;
-  constexpr int kProducerRegs = kThreeConsumers ? 32 : kD192 ? 40 : 56;
-  constexpr int kConsumerRegs = kOneConsumer ? 200 : kThreeConsumers ? 160 : kD192 ? 232 : 224;
+  constexpr int kProducerRegs = kThreeConsumers ? 32 : 56;
+  constexpr int kConsumerRegs = kOneConsumer ? 200 : kThreeConsumers ? 160 : 224;
   static_assert(!kReallocate ||
                     128 * kProducerRegs + 128 * Traits::kConsumerWarpgroups * kConsumerRegs <=
                         65536 / Traits::kCtasPerSm,

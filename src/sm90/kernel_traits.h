@@ -198,10 +198,10 @@ struct FwdKernelTraits {
   // Then the tile hand-off of the dynamic scheduler: two slots holding a tile index, each with a full barrier
   // (the fetching thread's arrival) and an empty one (one arrival per warp that read it).
   // Where the O tile does not fit beside the stages, the epilogue stores O from registers instead
-  // (kPersistORegs): the 64-row decode tiles (decode-persist, entry 83: a handful of their 64 rows are queries, G
-  // query heads x the query tokens; d128 212 KB + 16 KB) and d192 / 128 (mla-persist; 208 KB + 32 KB). Entry 82
-  // staged d192's O in the V stage the last block did not use, as FA3 does; that made the next tile's first V wait
-  // for the epilogue's stores and measured 1.032 slower over the mla family, so it is gone.
+  // (kPersistORegs): the 64-row decode tiles (entries 83, 86: a handful of their 64 rows are queries, G query heads
+  // x the query tokens; d128 212 KB + 16 KB). Entry 82 staged d192 / 128's O in the V stage the last block did not
+  // use, as FA3 does: the next tile's first V waited for the epilogue's stores (1.032 slower over the mla family);
+  // entry 85 stored it from registers (1.0008, MLAp128 4q2k +12%). That kernel is gone.
   static constexpr bool kPersistORegs =
       kBlockM == 64 || (kSmemBytes + 1023) / 1024 * 1024 + OTile::kBytes + 64 > 232448;
   static constexpr uint32_t kPersistOStagingOffset = (kSmemBytes + 1023) / 1024 * 1024;

@@ -425,10 +425,10 @@ TEST(TileTable, Fp8NativeTilesMatchTheConvertingTilesKeyBlocks) {
   EXPECT_TRUE(Experiment::parse("combine-carveout").combine_carveout);
   EXPECT_FALSE(Experiment::parse(nullptr).m192_turns);  // entry 81, measured neutral
   EXPECT_TRUE(Experiment::parse("m192-turns").m192_turns);
-  EXPECT_FALSE(Experiment::parse(nullptr).decode_persist);  // entry 83, not yet measured
+  EXPECT_FALSE(Experiment::parse(nullptr).decode_persist);  // every grid: entry 86, d64 slower on one wave
   EXPECT_TRUE(Experiment::parse("decode-persist").decode_persist);
-  EXPECT_FALSE(Experiment::parse(nullptr).mla_persist);  // entry 82, measured slower
-  EXPECT_TRUE(Experiment::parse("mla-persist").mla_persist);
+  EXPECT_TRUE(Experiment::parse(nullptr).decode_persist_waves);  // entry 86
+  EXPECT_FALSE(Experiment::parse("no-decode-persist").decode_persist_waves);
   EXPECT_TRUE(Experiment::parse("kv-coords-early").kv_coords_early);
 }
 
@@ -1257,7 +1257,13 @@ TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
   const int persistent = kPersistentLoopFlags | kTileFastDivLoopBit;
   const Experiment none = Experiment::parse(nullptr);
   auto key = [](int d, int dv, int block_m, int variant = 0, bool bf16 = true, bool fp8_kv = false,
-                bool fp8_native = false) { return TileLoopKey{d, dv, block_m, variant, bf16, fp8_kv, fp8_native}; };
+                bool fp8_native = false, long long grid_ctas = 0, long long resident_ctas = 0) {
+    return TileLoopKey{d, dv, block_m, variant, bf16, fp8_kv, fp8_native, grid_ctas, resident_ctas};
+  };
+  // a decode tile on a grid of `ctas` CTAs, 264 resident (132 SMs, two CTAs each)
+  auto decode = [&](int d, int variant, long long ctas, bool bf16 = true) {
+    return key(d, d, 64, variant, bf16, false, false, ctas, 264);
+  };
   // measured defaults keep the plan's value (and the q-tma / lean-tail bits on it)
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), persistent), persistent);
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), persistent | sm90::kLeanTailLoopBit),
@@ -1266,26 +1272,27 @@ TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
   EXPECT_EQ(tile_loop_flags(none, key(64, 64, 192), persistent), persistent);
   EXPECT_EQ(tile_loop_flags(none, key(96, 96, 128), persistent), persistent);
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 128), -1), -1);
-  // ... the token-only persistent kernels do not
+  // ... the tiles without a measured persistent default do not (d192 / 128: its kernel was removed, entry 86)
   EXPECT_EQ(tile_loop_flags(none, key(192, 128, 128), persistent), -1);
-  for (int variant : {0, 1, 2, 3, 4}) {
-    EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, variant), persistent), -1) << variant;
-    EXPECT_EQ(tile_loop_flags(none, key(64, 64, 64, variant), persistent), -1) << variant;
+  // the decode tiles by their own rule (entry 86): the two-CTA d128 tile on grids of 3 waves and more, bf16 only
+  EXPECT_EQ(tile_loop_flags(none, decode(128, 1, 792), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(none, decode(128, 1, 9600), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(none, decode(128, 1, 791), -1), -1);  // Q7 128q1s1k's 512: 1.9 waves
+  EXPECT_EQ(tile_loop_flags(none, decode(128, 1, 9600, false), -1), -1);
+  EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 1), -1), -1);  // no device count: no rule
+  for (int variant : {0, 2, 3, 4}) {
+    EXPECT_EQ(tile_loop_flags(none, decode(128, variant, 9600), persistent), -1) << variant;
+    EXPECT_EQ(tile_loop_flags(none, decode(64, variant, 9600), persistent), -1) << variant;  // d64: +6.2% on one wave
   }
-  // ... until asked, bf16 only
-  const Experiment decode = Experiment::parse("decode-persist");
-  EXPECT_EQ(tile_loop_flags(decode, key(128, 128, 64, 1), -1), persistent);
-  EXPECT_EQ(tile_loop_flags(decode, key(64, 64, 64, 3), persistent), persistent);
-  EXPECT_EQ(tile_loop_flags(decode, key(128, 128, 64, 0, false), persistent), -1);
-  EXPECT_EQ(tile_loop_flags(decode, key(192, 128, 128), persistent), -1);
-  const Experiment mla = Experiment::parse("mla-persist");
-  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), persistent), persistent);  // where the plan prefers it
-  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128), -1), -1);
-  EXPECT_EQ(tile_loop_flags(mla, key(192, 128, 128, 0, false), persistent), -1);
-  EXPECT_EQ(tile_loop_flags(mla, key(128, 128, 64), persistent), -1);
-  const Experiment mla_any = Experiment::parse("mla-persist-any");
-  EXPECT_EQ(tile_loop_flags(mla_any, key(192, 128, 128), -1), persistent);  // long tiles too
-  EXPECT_EQ(tile_loop_flags(mla_any, key(192, 128, 128, 0, false), -1), -1);
+  EXPECT_EQ(tile_loop_flags(Experiment::parse("no-decode-persist"), decode(128, 1, 9600), -1), -1);
+  EXPECT_EQ(tile_loop_flags(Experiment::parse("no-persist"), decode(128, 1, 9600), -1), -1);
+  // ... every bf16 decode tile on every grid under decode-persist
+  const Experiment decode_all = Experiment::parse("decode-persist");
+  EXPECT_EQ(tile_loop_flags(decode_all, decode(128, 1, 100), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(decode_all, decode(64, 3, 100), persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(decode_all, decode(64, 0, 100), -1), persistent);
+  EXPECT_EQ(tile_loop_flags(decode_all, decode(128, 0, 100, false), persistent), -1);
+  EXPECT_EQ(tile_loop_flags(decode_all, key(192, 128, 128), persistent), -1);
   // the native e4m3 decode tiles keep their producer-latency loop; the converting tiles run()'s value
   EXPECT_EQ(tile_loop_flags(none, key(128, 128, 64, 0, true, true, true), sm90::kNativeProducerAheadLoopFlags),
             sm90::kNativeProducerAheadLoopFlags);

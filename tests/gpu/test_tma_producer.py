@@ -91,8 +91,7 @@ CASES = [
     # LSE's logarithm there
     make_scenario("prefill-varlen", "L8", "16q512_q77", suffix=["varlen", "nolse"], kv_layout="varlen"),
     make_scenario("prefill-varlen", "OSS", "8q512_q77", suffix=["p16", "d64", "nolse"]),
-    # d192 / 128 (MLA) on a paged cache, 256 short tiles: the persistent kernel, O stored from registers, under
-    # mla-persist (entry 85); the varlen MLAp16 case above (a partial last block, by copies) takes it too
+    # d192 / 128 (MLA) on a paged cache, 256 short tiles (entries 82, 85 ran it on a persistent kernel, since removed)
     make_scenario("prefill-dense", "MLAp16", "q2000", suffix=["p16", "d192x128"], **_lse),
     # ... and a sequence with no keys among them
     make_scenario("edge", "MLAp16", "q2000s2000_q3s0_q300s300", suffix=["p16", "d192x128", "zero-kv"], **_lse),
@@ -125,8 +124,6 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 81: the 192-row d64 tile's three warpgroups issue their GEMMs in turn (the same products in
                # the same order); its long d64 cases take the one-tile kernel, the short ones the persistent one
                "m192-turns",
-               # entry 85: the d192 / 128 tile on its persistent kernel where the plan prefers it, O from registers
-               "mla-persist",
                # entry 83: the bf16 decode tiles on their persistent kernel: the two-CTA tiles (and the table's under
                # splits), and the d64 table's tile (same block_n as its two-CTA one; d128's one-CTA tile has block_n
                # 128 against the two-CTA tile's 64, so no-cta2 is not bitwise and is checked by the evaluator)
