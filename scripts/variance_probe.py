@@ -3,7 +3,9 @@
 timing (flashseek.eval.timing.DeviceTimer: sleep, cold L2, events) in alternating rounds of ours and FA3's call,
 every sample printed sorted, with the SM clock, power and temperature nvidia-smi reads after each round.
 FLASHSEEK_EXPERIMENT is read by the library as usual (run the script once per setting to compare them).
-  python3 scripts/variance_probe.py NAME [NAME ...] [--rounds 3] [--repeats 30]"""
+--heat: each round first runs the evaluator's host-time loop (0.3 s of back-to-back calls), as the evaluator does
+before it times a call, and reads the GPU's state between that loop and the timing.
+  python3 scripts/variance_probe.py NAME [NAME ...] [--rounds 3] [--repeats 30] [--heat]"""
 import argparse
 import subprocess
 import sys
@@ -41,6 +43,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--heat", action="store_true", help="the evaluator's host-time loop before each timing")
     args = ap.parse_args()
     scenarios = {s.name: s for s in grid("all")}
     timer = DeviceTimer(repeats=args.repeats, max_seconds=10.0)
@@ -61,7 +64,11 @@ def main():
         print(f"{name} (timing {s.timing}); before: {gpu_state()}", flush=True)
         for r in range(args.rounds):
             for label, fn in (("ours", ours), ("fa3", fa3)):
-                t, _ = timer.time(fn, s.timing)
+                host = None
+                if args.heat:
+                    host = timer.host_us(fn)
+                    print(f"  round {r} {label:5s} host loop {host:.1f} us a call; then: {gpu_state()}", flush=True)
+                t, _ = timer.time(fn, s.timing, host_us=host)
                 print(f"  round {r} {describe(label, t.samples)}", flush=True)
                 print(f"           after: {gpu_state()}", flush=True)
     return 0
