@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="eval-out", help="output directory (results.json, report.md, *.png)")
     p.add_argument("--repeats", type=int, default=30, help="timed repeats per call (median taken)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--power-state", choices=("sustained", "settled"), default="sustained",
+                   help="sustained: each call timed right after its own 0.3 s host-time loop (at the clock its "
+                        "sustained run settles to); settled: timed first, after an idle pause, then the host loop "
+                        "(every call from the same cool state; timing.py)")
     p.add_argument("--compare", default=None, help="a previous results.json: report what moved beyond the spread")
     p.add_argument("--strict", action="store_true", help="exit 1 when a supported scenario fails its check")
     p.add_argument("--list", action="store_true", help="list the selected scenarios and exit (needs no GPU)")
@@ -130,7 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     from flashseek.eval.roofline import measure_ceilings
     from flashseek.eval.runner import evaluate
     from flashseek.eval.stats import summarize
-    from flashseek.eval.timing import DeviceTimer
+    from flashseek.eval.timing import SETTLE_SECONDS, DeviceTimer
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -141,7 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           + (f" (unavailable: {', '.join(unavailable)})" if unavailable else ""), file=sys.stderr)
     ceilings = measure_ceilings()
     print(f"flashseek-eval: ceilings {ceilings}", file=sys.stderr)
-    timer = DeviceTimer(repeats=args.repeats)
+    timer = DeviceTimer(repeats=args.repeats, power_state=args.power_state)
     # The host's own floor: a one-element add timed like every call's host_us (this host is slow; targets on
     # host time are ratios to this, measured in the same run).
     one = torch.zeros(1, device="cuda")
@@ -162,7 +166,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         "timing_method": ("CUDA events; median of up to --repeats after warm-up; before each repeat the GPU is kept "
                           "busy (torch.cuda._sleep) and a 256 MB buffer is zeroed to evict the 60 MB L2, outside the "
                           "timed region; CUDA-graph replay where timing_mode is graph; us_spread = half the "
-                          "interquartile range; host_us = wall time per call of back-to-back eager calls"),
+                          "interquartile range; host_us = wall time per call of back-to-back eager calls; power "
+                          f"state {args.power_state}: "
+                          + ("each call timed right after its own 0.3 s host-time loop"
+                             if args.power_state == "sustained"
+                             else f"each call timed after {SETTLE_SECONDS * 1e3:.0f} ms idle, before its host-time "
+                                  "loop")),
         "flex_subset": None if flex_names is None else sorted(flex_names),
         "baselines_run": list(runnable),
         "baselines_unavailable": unavailable,

@@ -13,7 +13,7 @@ from flashseek.eval import baselines as bl
 from flashseek.eval import dense_twin, fp8_goals, targets
 from flashseek.eval.roofline import roofline_fields
 from flashseek.eval.stats import speedup
-from flashseek.eval.timing import DeviceTimer
+from flashseek.eval.timing import DeviceTimer, measure
 from flashseek.testing.grid import Scenario
 from flashseek.testing.run import prepare_call, run_scenario
 
@@ -87,12 +87,12 @@ def _trivial_op(device):
 def _time_ours(s: Scenario, run, timer: DeviceTimer, rec: dict) -> None:
     checked = run.out.clone()  # the output the check judged; the timed calls write the same buffer again
     fn = prepare_call(s, run.inputs)
-    rec["host_us"] = _num(timer.host_us(fn))
+    host, t, last = measure(timer, fn, s.timing)
+    rec["host_us"] = _num(host)
     # The host's floor right beside it (a one-element add, the same loop): the host target is a ratio to it, and
     # a run's own start-of-run value drifted from the decodes' (66f91d7: 6.44 us against calls 1.5x slower than
     # at 4d7bf2d on the same host path; docs/perf-log.md entry 24).
     rec["trivial_op_host_us"] = _num(timer.host_us(_trivial_op(run.out.device)))
-    t, last = timer.time(fn, s.timing, host_us=rec["host_us"])
     rec.update(us=_num(t.us), us_spread=_num(t.us_spread), us_min=_num(t.us_min), us_max=_num(t.us_max),
                repeats=t.repeats, timing_mode=t.mode)
     if t.note:
@@ -149,8 +149,7 @@ def _time_baselines(s: Scenario, run, timer: DeviceTimer, rec: dict, names: Sequ
                 bl._common_checks(s, run.inputs)
                 dense = bl.Dense(s, run.inputs)
             prep = bl.prepare(name, s, run.inputs, dense, run.ref.out)
-            host = timer.host_us(prep.fn)
-            t, _ = timer.time(prep.fn, s.timing, host_us=host)
+            host, t, _ = measure(timer, prep.fn, s.timing)
             rec["baselines"][name] = _num(t.us)
             rec.setdefault("baseline_spread", {})[name] = _num(t.us_spread)
             rec.setdefault("baseline_host_us", {})[name] = _num(host)

@@ -8,6 +8,12 @@ of the repeats (robust to one preempted sample); min and max are kept too.
 
 Host time per call: wall time of a loop of back-to-back eager calls divided by their number (it is the larger of
 the host's and the device's cost per call: compare it with the device time to see which one bounds).
+
+Power state (`measure`): the host loop runs a call back to back for 0.3 s, which takes an H200 to its power cap
+(SM clock 1980 -> 1665-1900 MHz, the more power-hungry kernel the lower; scripts/variance_probe.py, perf-log entry
+87). "sustained" (the default so far) times each call right after its own host loop: each kernel at the clock its
+own sustained run settles to. "settled" times it first, after an idle pause, then runs the host loop: each kernel
+from the same cool state, at the clock it starts at.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from flashseek.eval.stats import median, spread
 
 FLUSH_BYTES = 256 << 20
 SM_CLOCK_GHZ = 1.98  # for sizing torch.cuda._sleep; only needs to be roughly right
+POWER_STATES = ("sustained", "settled")
+# The idle pause before a settled timing: the clock readings 10-30 ms after a timing that followed the host loop
+# were back at 1890-1965 MHz (entry 87).
+SETTLE_SECONDS = 0.05
 
 
 @dataclass
@@ -68,10 +78,27 @@ def capture_graph(fn: Callable[[], Any]) -> Tuple["torch.cuda.CUDAGraph", Any]:
     return graph, result
 
 
+def measure(timer, fn: Callable[[], Any], mode: str) -> Tuple[float, "Timing", Any]:
+    """(host_us, Timing, the last timed call's result), the host loop and the timing in the order the timer's
+    power state asks (module docstring)."""
+    if getattr(timer, "power_state", "sustained") == "settled":
+        # the sleep before each repeat covers the host's launch cost: a few calls estimate it without heating
+        estimate = timer.host_us(fn, min_calls=3, max_calls=3, budget_s=0.0)
+        t, last = timer.time(fn, mode, host_us=estimate)
+        return timer.host_us(fn), t, last
+    host = timer.host_us(fn)
+    t, last = timer.time(fn, mode, host_us=host)
+    return host, t, last
+
+
 class DeviceTimer:
-    def __init__(self, device="cuda", repeats: int = 30, warmup: int = 3, max_seconds: float = 3.0):
+    def __init__(self, device="cuda", repeats: int = 30, warmup: int = 3, max_seconds: float = 3.0,
+                 power_state: str = "sustained"):
+        if power_state not in POWER_STATES:
+            raise ValueError(f"power_state must be one of {POWER_STATES}, got {power_state!r}")
         self.flush_buf = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=device)
         self.repeats, self.warmup, self.max_seconds = repeats, warmup, max_seconds
+        self.power_state = power_state
 
     def flush_l2(self):
         self.flush_buf.zero_()
@@ -118,6 +145,8 @@ class DeviceTimer:
         one_s = time.perf_counter() - t0
         repeats = int(max(5, min(self.repeats, self.max_seconds / max(one_s, 1e-6))))
         sleep_cycles = int((2.0 * (host_us or 50.0) + 20.0) * 1e3 * SM_CLOCK_GHZ)
+        if self.power_state == "settled":
+            time.sleep(SETTLE_SECONDS)  # the device is idle here (synchronized above)
         events = []
         for _ in range(repeats):
             torch.cuda._sleep(sleep_cycles)  # keep the GPU busy while the host enqueues what follows
