@@ -314,27 +314,6 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
-// q-tma (entry 69) and lean-tail (entry 71): the loop value with `bits` added to `loop_flags` (-1: the tile's
-// default), or -1 where the tile lists none (fwd_experiments.h): bf16 d128 128-row tiles, one-tile and persistent,
-// and the d64 tiles' persistent kernels (128 and 192 rows; the 192-row one without lean-tail, which spilled there).
-// The decode variants, fp16 and e4m3 keep their loops.
-int loop_flags_with(const AttentionArgs& a, const LaunchPlan& plan, int block_m, int tile_variant, int loop_flags,
-                    int bits) {
-  if (compute_type(a) != ScalarType::kBFloat16 || tile_variant != 0 || plan.head_dim_padded != plan.head_dim_v_padded) {
-    return -1;
-  }
-  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
-  if (plan.head_dim_padded == 128 && block_m == 128) {
-    if (loop_flags == -1) return sm90::kOneTileLoopFlags | bits;
-    if (loop_flags == persistent) return persistent | bits;
-  }
-  if (plan.head_dim_padded == 64 && (block_m == 128 || block_m == 192) && loop_flags == persistent) {
-    if (block_m == 192) bits &= ~sm90::kLeanTailLoopBit;
-    return bits != 0 ? persistent | bits : -1;
-  }
-  return -1;
-}
-
 // lpt (entry 66): the one-tile kernel's heaviest m blocks first across sections of (sequence, KV head) pairs, as
 // many pairs a section as whose K/V fit lpt_l2_mb of L2 (pairs whose tiles are in flight together re-read their
 // K/V from L2, entry 15's MHA batch). On the flat grid a pair is a KV head, and the K/V its tiles re-read is its
@@ -426,23 +405,22 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
-                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
-  if (variant_bits != 0) {
-    const int with_bits = loop_flags_with(a, plan, block_m, tile_variant, loop_flags, variant_bits);
-    if (with_bits >= 0) loop_flags = with_bits;
-    if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
-  }
   const long long grid_ctas =
       static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm
                               : 1;
-  loop_flags = tile_loop_flags(Experiment::get(),
-                               TileLoopKey{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
-                                           compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
-                                           static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm},
-                               loop_flags);
+  const TileLoopKey tile_key{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
+                             compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
+                             static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm};
+  const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
+                           (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
+  if (variant_bits != 0) {
+    const int with_bits = loop_flags_with_bits(tile_key, loop_flags, variant_bits);
+    if (with_bits >= 0) loop_flags = with_bits;
+    if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
+  }
+  loop_flags = tile_loop_flags(Experiment::get(), tile_key, loop_flags);
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

@@ -3,6 +3,7 @@
 // default path to the kernels that were measured as defaults (tests/cpp/test_plan.cpp TileLoop).
 #pragma once
 
+#include "../sm90/fwd_experiments.h"
 #include "../sm90/loop_values.h"
 #include "experiment.h"
 
@@ -20,6 +21,22 @@ struct TileLoopKey {
   long long resident_ctas = 0;  // the tile's CTAs resident at once: SMs x its CTAs per SM
 };
 
+// q-tma (entry 69) and lean-tail (entry 71): `loop_flags` (-1: the tile's default) with as many of `bits` as the
+// tile's kernels list (sm90/fwd_experiments.h), or -1 where they list none of them: the bf16 d128 128-row tiles take
+// both, one-tile and persistent; the d64 persistent kernels both at 128 rows and q-tma only at 192 (lean-tail
+// spilled there); the others keep their loops.
+inline int loop_flags_with_bits(const TileLoopKey& t, int loop_flags, int bits) {
+  if (!sm90::tile_has_loop_variants(t.bf16, t.fp8_kv || t.fp8_native, t.tile_variant, t.head_dim_padded,
+                                    t.head_dim_v_padded, t.block_m)) {
+    return -1;
+  }
+  const int base = loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags;
+  for (int b : {bits, bits & ~sm90::kLeanTailLoopBit, bits & ~sm90::kQTmaLoopBit}) {
+    if (b != 0 && sm90::tile_lists_value(t.head_dim_padded, t.block_m, base | b)) return base | b;
+  }
+  return -1;
+}
+
 // The two-CTA bf16 d128 decode tile (tile_table.h decode variant 1).
 constexpr int kTwoCtaD128DecodeVariant = 1;
 
@@ -32,9 +49,13 @@ constexpr int kTwoCtaD128DecodeVariant = 1;
 // lists it, as before. The native e4m3 tiles keep run()'s value (their producer-latency loop).
 inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_flags) {
   if (e.loop_flags >= 0 || t.fp8_kv || t.fp8_native) return loop_flags;
+  // A tile without variants runs its default whatever it is passed: say so (d192, d256, fp16, ...).
+  if (!sm90::tile_has_loop_variants(t.bf16, false, t.tile_variant, t.head_dim_padded, t.head_dim_v_padded,
+                                    t.block_m)) {
+    return -1;
+  }
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
   if (t.block_m == 64) {
-    if (!t.bf16) return -1;
     if (e.decode_persist) return persistent;
     const bool waves3 = t.resident_ctas > 0 && t.grid_ctas >= 3 * t.resident_ctas;
     return e.decode_persist_waves && e.persistent && waves3 && t.head_dim_padded == 128 &&
@@ -42,10 +63,8 @@ inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_f
                ? persistent
                : -1;
   }
-  if (t.block_m == 128 && t.head_dim_padded == 192 && t.head_dim_v_padded == 128) return -1;
   // m192-turns (entry 81): the round-robin bit on the bf16 d64 192-row tile's values (fwd_experiments.h lists them).
-  if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64 && t.head_dim_v_padded == 64 && t.bf16 &&
-      t.tile_variant == 0) {
+  if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64) {
     return (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kTurns3LoopBit;
   }
   return loop_flags;

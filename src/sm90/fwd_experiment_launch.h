@@ -26,18 +26,8 @@ cudaError_t dispatch(LoopFlagList<kValues...>, const FwdParams& p, const KvTenso
 template <class Traits>
 cudaError_t launch_attention_fwd_experiment(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             int loop_flags, cudaStream_t stream) {
-  using experiment_launch::dispatch;
-  if constexpr (Traits::kBlockM == 64) {
-    return dispatch<Traits>(ExperimentLoopFlagsDecode{}, p, maps, num_m_blocks, loop_flags, stream);
-  } else if constexpr (Traits::kD == 64 && Traits::kBlockM == 192) {
-    return dispatch<Traits>(ExperimentLoopFlagsD64M192{}, p, maps, num_m_blocks, loop_flags, stream);
-  } else if constexpr (Traits::kD == 64) {
-    return dispatch<Traits>(ExperimentLoopFlagsD64{}, p, maps, num_m_blocks, loop_flags, stream);
-  } else if constexpr (Traits::kD == 96) {
-    return dispatch<Traits>(ExperimentLoopFlagsD96{}, p, maps, num_m_blocks, loop_flags, stream);
-  } else {
-    return dispatch<Traits>(ExperimentLoopFlags{}, p, maps, num_m_blocks, loop_flags, stream);
-  }
+  return experiment_launch::dispatch<Traits>(TileLoopFlagList<Traits::kD, Traits::kBlockM>{}, p, maps, num_m_blocks,
+                                            loop_flags, stream);
 }
 
 }  // namespace flashseek::sm90

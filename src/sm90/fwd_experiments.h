@@ -1,10 +1,15 @@
 // The experiment variants of the bf16 d128 block_m-128 forward kernel (docs/perf-log.md entry 9), selected at
 // run time by FLASHSEEK_EXPERIMENT=N (LoopFlags bits, kernel_traits.h). Only the values listed here are
 // compiled; any other value makes the launch fail with cudaErrorInvalidValue (a silent fallback would time the
-// default kernel under the experiment's name).
+// default kernel under the experiment's name). Plain C++: CPU tests hold the host's choices (host/tile_loop.h) to
+// these lists (tests/cpp/test_plan.cpp TileLoop).
 #pragma once
 
-#include "kernel_traits.h"
+#include <cstddef>
+#include <tuple>
+#include <utility>
+
+#include "loop_values.h"
 
 namespace flashseek::sm90 {
 
@@ -77,20 +82,46 @@ using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTi
 // persistent kernel at the persistent value (fwd_experiments_decode.cu; host/tile_loop.h says which grids take it).
 using ExperimentLoopFlagsDecode = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
 
-// Whether a tile with variants lists `value`; a value its list lacks leaves it on its default (a process under
-// FLASHSEEK_EXPERIMENT=1539 runs the 192-row, d96 and decode tiles as before they had variants). The d128 and d64
-// 128-row tiles list every experiment value, and an unlisted one fails their launch.
+// Which tiles have loop variants besides their default: the bf16 128-row tiles of d128 (the stage-skip matrix, entry
+// 9, and the persistent kernel), d64 and d96 (their persistent kernels, entry 68), the 192-row d64 tile (its
+// persistent kernel, entry 42), and the bf16 64-row decode tiles of d128 and d64, the table's and their two-CTA
+// variants 1 and 3 (their persistent kernels, entries 83, 86). (The d192 / 128 tile's persistent kernel measured
+// slower twice and was removed: entries 82, 86.) fwd_kernel.h has_experiment_variants reads this.
+constexpr bool tile_has_loop_variants(bool bf16, bool fp8_kv, int variant, int d, int dv, int block_m) {
+  const bool bf16_16bit = bf16 && !fp8_kv;
+  const bool square = d == dv;
+  const bool decode = bf16_16bit && square && block_m == 64 &&
+                      ((d == 128 && (variant == 0 || variant == 1)) || (d == 64 && (variant == 0 || variant == 3)));
+  const bool table = bf16_16bit && variant == 0 && square &&
+                     ((block_m == 128 && (d == 128 || d == 64 || d == 96)) || (block_m == 192 && d == 64));
+  return decode || table;
+}
+
+// The list a tile's variants come from (the launcher dispatches over it, fwd_experiment_launch.h).
+using LoopFlagLists = std::tuple<ExperimentLoopFlagsDecode, ExperimentLoopFlagsD64M192, ExperimentLoopFlagsD64,
+                                 ExperimentLoopFlagsD96, ExperimentLoopFlags>;
+constexpr int loop_flag_list_of(int d, int block_m) {
+  return block_m == 64 ? 0 : block_m == 192 ? 1 : d == 64 ? 2 : d == 96 ? 3 : 4;
+}
+template <int kD, int kBlockM>
+using TileLoopFlagList = std::tuple_element_t<loop_flag_list_of(kD, kBlockM), LoopFlagLists>;
+
+template <std::size_t... kLists>
+constexpr bool list_contains(int list, int value, std::index_sequence<kLists...>) {
+  return ((list == static_cast<int>(kLists) && std::tuple_element_t<kLists, LoopFlagLists>::contains(value)) || ...);
+}
+// Whether the (d, block_m) tile's list holds `value` (a tile with variants, tile_has_loop_variants).
+constexpr bool tile_lists_value(int d, int block_m, int value) {
+  return list_contains(loop_flag_list_of(d, block_m), value,
+                       std::make_index_sequence<std::tuple_size_v<LoopFlagLists>>{});
+}
+
+// Whether a tile with variants takes `value` to its launcher; a value its list lacks leaves it on its default (a
+// process under FLASHSEEK_EXPERIMENT=1539 runs the 192-row, d96 and decode tiles as before they had variants). The
+// d128 and d64 128-row tiles pass every experiment value on, and an unlisted one fails their launch.
 template <int kD, int kBlockM>
 constexpr bool experiment_lists(int value) {
-  if constexpr (kBlockM == 64) {
-    return ExperimentLoopFlagsDecode::contains(value);
-  } else if constexpr (kBlockM == 192) {
-    return ExperimentLoopFlagsD64M192::contains(value);
-  } else if constexpr (kD == 96) {
-    return ExperimentLoopFlagsD96::contains(value);
-  } else {
-    return true;
-  }
+  return (kBlockM == 128 && (kD == 128 || kD == 64)) || tile_lists_value(kD, kBlockM, value);
 }
 
 }  // namespace flashseek::sm90

@@ -29,12 +29,6 @@
 
 namespace flashseek::sm90 {
 
-static_assert(kNativeProducerAheadLoopFlags == (kDefaultLoopFlags | kLoopPageIdsAhead | kLoopTransposeBatch),
-              "the host's value");
-static_assert(kOneTileLoopFlags == kDefaultLoopFlags && kQTmaLoopBit == kLoopQTma &&
-                  kLeanTailLoopBit == kLoopLeanTail && kTurns3LoopBit == kLoopTurns3,
-              "the host's values");
-
 // Entry 66 (FwdParams::lpt_section): each pair's heaviest tiles before any pair's next (launch_order.h). Otherwise
 // the last pairs' heaviest tiles start after every earlier pair's and run alone at the end (16 MHA heads of one
 // sequence). Out of line: inlined, its divisions in the prologue made ptxas schedule the d64 one-tile loop
@@ -167,26 +161,12 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
   }
 }
 
-// The bf16 block_m-128 tiles of d128 (the stage-skip matrix, docs/perf-log.md entry 9, and the persistent
-// kernel) and d64 (the persistent kernel) also have experiment variants, compiled in their own translation unit
-// (fwd_experiments.h).
+// The tiles with experiment variants (fwd_experiments.h tile_has_loop_variants), compiled in their own translation
+// units (fwd_experiments*.cu).
 template <class Traits>
 constexpr bool has_experiment_variants() {
-  constexpr bool kBf16 = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv &&
-                         Traits::kVariant == 0;
-  constexpr bool kSquare = Traits::kD == Traits::kDv;
-  // The 192-row d64 tile: its persistent kernel (FLASHSEEK_EXPERIMENT=persist192, perf-log entry 42); the 128-row
-  // d96 tile: its persistent kernel (entry 68). (The d192 / 128 tile's, mla-persist, measured slower twice and was
-  // removed: entries 82, 86.)
-  // The bf16 decode tiles of d128 and d64 (the table's and their two-CTA variants 1 and 3): their persistent
-  // kernels (entries 83, 86).
-  constexpr bool kBf16Decode = std::is_same_v<typename Traits::Element, __nv_bfloat16> && !Traits::kFp8Kv && kSquare &&
-                               Traits::kBlockM == 64 &&
-                               ((Traits::kD == 128 && (Traits::kVariant == 0 || Traits::kVariant == 1)) ||
-                                (Traits::kD == 64 && (Traits::kVariant == 0 || Traits::kVariant == 3)));
-  return kBf16Decode ||
-         (kBf16 && ((kSquare && Traits::kBlockM == 128 && (Traits::kD == 128 || Traits::kD == 64 || Traits::kD == 96)) ||
-                    (kSquare && Traits::kBlockM == 192 && Traits::kD == 64)));
+  return tile_has_loop_variants(std::is_same_v<typename Traits::Element, __nv_bfloat16>, Traits::kFp8Kv,
+                                Traits::kVariant, Traits::kD, Traits::kDv, Traits::kBlockM);
 }
 
 template <class Traits>

@@ -23,10 +23,6 @@ namespace flashseek::sm90 {
 constexpr int kTileCounterSlots = 1024;
 __device__ int g_tile_counters[2 * kTileCounterSlots];
 
-static_assert(kPersistentLoopFlags == (kLoopBaseFlags | kLoopPersistent), "the host's persistent loop value");
-static_assert(kTileFastDivLoopBit == kLoopTileFastDiv,
-              "the host's loop values");
-
 template <class Traits, int kLoopFlags>
 __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,

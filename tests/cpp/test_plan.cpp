@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/sm90/fwd_experiments.h"
 #include "../../src/sm90/fwd_params.h"
 #include "../../src/sm90/launch_order.h"
 #include "../../src/sm90/mask_bits.h"
@@ -1307,6 +1308,87 @@ TEST(TileLoop, ThePlansPersistentKernelReachesMeasuredDefaultsOnly) {
   ASSERT_EQ(forced.loop_flags, persistent);
   EXPECT_EQ(tile_loop_flags(forced, key(128, 128, 64), persistent), persistent);
   EXPECT_EQ(tile_loop_flags(forced, key(192, 128, 128), persistent), persistent);
+}
+
+// Every value tile_loop_flags can hand a bf16 tile is one that tile has a kernel for: the tile has variants and its
+// list (fwd_experiments.h, which the launcher dispatches over) holds the value. Otherwise the host would record a
+// kernel that does not run (the tile silently keeps its default) or fail the launch.
+TEST(TileLoop, EveryValueTheHostPassesIsOneTheTileLists) {
+  using sm90::kDefaultLoopFlags;
+  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
+  struct Tile {
+    int d, dv, block_m, variant;
+  };
+  std::vector<Tile> tiles;
+  for (const TileShape& t : kTileShapes) {
+    if (!t.fp8_kv && !t.fp8_native) tiles.push_back({t.head_dim, t.head_dim_v, t.block_m, 0});
+  }
+  for (int v = 1; v <= kNumDecodeVariants; ++v) {
+    const TileShape t = decode_variant_tile(v);
+    tiles.push_back({t.head_dim, t.head_dim_v, t.block_m, v});
+  }
+  // run()'s value for a tile: the tile's default or the plan's persistent value (loop_flags_of), with the q-tma
+  // and lean-tail bits the tile lists (loop_flags_with_bits), then tile_loop_flags
+  const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
+  int checked = 0;
+  for (const char* tokens : {"", "decode-persist", "no-decode-persist", "m192-turns", "no-persist", "decode-persist,no-cta2"}) {
+    const Experiment e = Experiment::parse(tokens);
+    for (const Tile& t : tiles) {
+      for (int plan_value : {-1, persistent}) {
+        for (int bits : {0, qtma, lean, qtma | lean}) {
+          for (long long ctas : {100LL, 400LL, 9600LL}) {
+          const TileLoopKey key{t.d, t.dv, t.block_m, t.variant, true, false, false, ctas, 264};
+          const int with_bits = bits != 0 ? loop_flags_with_bits(key, plan_value, bits) : -1;
+          const int value = tile_loop_flags(e, key, with_bits >= 0 ? with_bits : plan_value);
+          if (value < 0 || value == kDefaultLoopFlags) continue;  // the tile's default kernel
+          ++checked;
+          const std::string where = std::string(tokens) + " d" + std::to_string(t.d) + "x" + std::to_string(t.dv) +
+                                    " m" + std::to_string(t.block_m) + " v" + std::to_string(t.variant) +
+                                    " value " + std::to_string(value);
+          EXPECT_TRUE(sm90::tile_has_loop_variants(true, false, t.variant, t.d, t.dv, t.block_m)) << where;
+          EXPECT_TRUE(sm90::tile_lists_value(t.d, t.block_m, value)) << where;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+  // and the mapping itself: the decode list holds the persistent value only; d192 / 128 has no variants
+  EXPECT_TRUE(sm90::tile_lists_value(128, 64, persistent));
+  EXPECT_FALSE(sm90::tile_lists_value(128, 64, persistent | lean));
+  EXPECT_FALSE(sm90::tile_has_loop_variants(true, false, 0, 192, 128, 128));
+  EXPECT_FALSE(sm90::tile_has_loop_variants(false, false, 0, 128, 128, 128));  // fp16
+  EXPECT_FALSE(sm90::tile_has_loop_variants(true, true, 0, 128, 128, 64));     // an e4m3 cache
+  EXPECT_TRUE(sm90::tile_has_loop_variants(true, false, 3, 64, 64, 64));
+}
+
+// Which q-tma / lean-tail bits each tile takes (entries 69, 71), from the kernels' lists.
+TEST(TileLoop, TheQTmaAndLeanTailBitsGoWhereTheKernelsListThem) {
+  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
+  const int one_tile = sm90::kOneTileLoopFlags;
+  const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
+  auto key = [](int d, int block_m, int variant = 0, bool bf16 = true, bool fp8_kv = false) {
+    return TileLoopKey{d, d, block_m, variant, bf16, fp8_kv, false};
+  };
+  // bf16 d128 128 rows: both bits, one-tile and persistent
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128), -1, qtma | lean), one_tile | qtma | lean);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128), -1, lean), one_tile | lean);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128), persistent, qtma | lean), persistent | qtma | lean);
+  // d64: the persistent kernels only; at 192 rows q-tma only
+  EXPECT_EQ(loop_flags_with_bits(key(64, 128), -1, qtma | lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(64, 128), persistent, qtma | lean), persistent | qtma | lean);
+  EXPECT_EQ(loop_flags_with_bits(key(64, 128), persistent, lean), persistent | lean);
+  EXPECT_EQ(loop_flags_with_bits(key(64, 192), persistent, qtma | lean), persistent | qtma);
+  EXPECT_EQ(loop_flags_with_bits(key(64, 192), persistent, lean), -1);
+  // none elsewhere: d96, the decode tiles, fp16, an e4m3 cache, d192 / 128, d256, a forced value not listed
+  EXPECT_EQ(loop_flags_with_bits(key(96, 128), persistent, qtma | lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 64), -1, qtma | lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 64, 1), persistent, lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128, 0, false), -1, lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128, 0, true, true), -1, lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(TileLoopKey{192, 128, 128, 0, true, false, false}, -1, lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(256, 128), -1, lean), -1);
+  EXPECT_EQ(loop_flags_with_bits(key(128, 128), sm90::kPersistentLoopFlags, qtma), -1);  // 3587: no q-tma kernel
 }
 
 }  // namespace
