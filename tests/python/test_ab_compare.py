@@ -29,3 +29,21 @@ def test_ratios_from_the_geometric_mean_of_rounds(tmp_path):
     assert "0.800  fam/x" in out and "1.200  fam/y" in out
     assert "other/z" not in out
     assert f"mean |log ratio| {abs(math.log(100 / 121)) / 2:.4f}" in out
+
+
+def test_of_compares_a_baselines_times_and_leaves_out_scenarios_without_it(tmp_path):
+    def doc(path, rows):
+        path.write_text(json.dumps({"scenarios": [
+            {"name": n, "family": n.split("/")[0], "correct": True, "us": us, "baselines": b} for n, us, b in rows]}))
+        return str(path)
+
+    a = doc(tmp_path / "a.json", [("fam/x", 100.0, {"vllm": 80.0}), ("fam/y", 10.0, {"vllm": {"us": 20.0}}),
+                                  ("fam/z", 10.0, {})])
+    b = doc(tmp_path / "b.json", [("fam/x", 50.0, {"vllm": 88.0}), ("fam/y", 10.0, {"vllm": {"us": 18.0}}),
+                                  ("fam/z", 10.0, {})])
+    out = subprocess.run([sys.executable, str(SCRIPT), "--a", a, "--b", b, "--of", "vllm"], capture_output=True,
+                         text=True, check=True).stdout
+    # FA3's times: x 80 -> 88 (1.1), y 20 -> 18 (0.9); z has no FA3 time; ours (0.5 on x) does not enter
+    assert "time of vllm over 2 scenarios" in out
+    assert f"geomean {math.sqrt(1.1 * 0.9):.4f}" in out
+    assert "1.100  fam/x" in out and "0.900  fam/y" in out and "fam/z" not in out
