@@ -27,12 +27,19 @@ def test_sustained_times_a_call_right_after_its_host_loop():
     timer = RecordingTimer("sustained")
     assert measure(timer, lambda: None, "graph") == (12.0, "timing", "last result")
     assert timer.log == [("host loop", 200), ("timing", "graph", 12.0)]
+    # the runner's host-floor loop sits between them, where it has always run
+    timer = RecordingTimer("sustained")
+    measure(timer, lambda: None, "graph", between=lambda: timer.log.append("floor"))
+    assert timer.log == [("host loop", 200), "floor", ("timing", "graph", 12.0)]
 
 
 def test_settled_times_a_call_before_its_host_loop_on_a_few_calls_estimate():
     timer = RecordingTimer("settled")
     assert measure(timer, lambda: None, "eager") == (12.0, "timing", "last result")
     assert timer.log == [("host loop", 3), ("timing", "eager", 3.0), ("host loop", 200)]
+    timer = RecordingTimer("settled")
+    measure(timer, lambda: None, "eager", between=lambda: timer.log.append("floor"))
+    assert timer.log == [("host loop", 3), ("timing", "eager", 3.0), ("host loop", 200), "floor"]
 
 
 def test_a_timer_without_a_power_state_is_sustained():

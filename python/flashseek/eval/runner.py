@@ -87,12 +87,17 @@ def _trivial_op(device):
 def _time_ours(s: Scenario, run, timer: DeviceTimer, rec: dict) -> None:
     checked = run.out.clone()  # the output the check judged; the timed calls write the same buffer again
     fn = prepare_call(s, run.inputs)
-    host, t, last = measure(timer, fn, s.timing)
+    # The host's floor right beside the call's host loop (a one-element add, the same loop): the host target is a
+    # ratio to it, and a run's own start-of-run value drifted from the decodes' (66f91d7: 6.44 us against calls
+    # 1.5x slower than at 4d7bf2d on the same host path; docs/perf-log.md entry 24).
+    floor = {}
+
+    def host_floor():
+        floor["us"] = timer.host_us(_trivial_op(run.out.device))
+
+    host, t, last = measure(timer, fn, s.timing, between=host_floor)
     rec["host_us"] = _num(host)
-    # The host's floor right beside it (a one-element add, the same loop): the host target is a ratio to it, and
-    # a run's own start-of-run value drifted from the decodes' (66f91d7: 6.44 us against calls 1.5x slower than
-    # at 4d7bf2d on the same host path; docs/perf-log.md entry 24).
-    rec["trivial_op_host_us"] = _num(timer.host_us(_trivial_op(run.out.device)))
+    rec["trivial_op_host_us"] = _num(floor["us"])
     rec.update(us=_num(t.us), us_spread=_num(t.us_spread), us_min=_num(t.us_min), us_max=_num(t.us_max),
                repeats=t.repeats, timing_mode=t.mode)
     if t.note:

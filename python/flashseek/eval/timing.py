@@ -78,15 +78,22 @@ def capture_graph(fn: Callable[[], Any]) -> Tuple["torch.cuda.CUDAGraph", Any]:
     return graph, result
 
 
-def measure(timer, fn: Callable[[], Any], mode: str) -> Tuple[float, "Timing", Any]:
+def measure(timer, fn: Callable[[], Any], mode: str,
+            between: Optional[Callable[[], Any]] = None) -> Tuple[float, "Timing", Any]:
     """(host_us, Timing, the last timed call's result), the host loop and the timing in the order the timer's
-    power state asks (module docstring)."""
+    power state asks (module docstring). `between` (the runner's host-floor loop) runs after the host loop, where
+    it always ran: before the timing when sustained."""
     if getattr(timer, "power_state", "sustained") == "settled":
         # the sleep before each repeat covers the host's launch cost: a few calls estimate it without heating
         estimate = timer.host_us(fn, min_calls=3, max_calls=3, budget_s=0.0)
         t, last = timer.time(fn, mode, host_us=estimate)
-        return timer.host_us(fn), t, last
+        host = timer.host_us(fn)
+        if between is not None:
+            between()
+        return host, t, last
     host = timer.host_us(fn)
+    if between is not None:
+        between()
     t, last = timer.time(fn, mode, host_us=host)
     return host, t, last
 
