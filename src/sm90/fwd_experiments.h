@@ -81,6 +81,15 @@ using ExperimentLoopFlagsD96 = LoopFlagList<kExpBase | kLoopPersistent | kLoopTi
 // The bf16 64-row decode tiles (d128 and d64, the table's and the two-CTA variants; entries 83, 86): their
 // persistent kernel at the persistent value (fwd_experiments_decode.cu; host/tile_loop.h says which grids take it).
 using ExperimentLoopFlagsDecode = LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv>;
+// ... and at d128 (the table's tile and the two-CTA one) the stage-skip values of entry 9's matrix on the one-tile
+// kernel (entry 88; timing only, wrong outputs; scripts/bench_decode.py 1539 1543 1563 1567): what bounds a decode
+// CTA's time per key block, its consumer (QK^T, softmax, P*V) or the K/V stream.
+using ExperimentLoopFlagsDecodeD128 =
+    LoopFlagList<kExpBase | kLoopPersistent | kLoopTileFastDiv,
+                 kExpBase,                                               // 1539: the matrix's base
+                 kExpBase | kLoopSkipSoftmax,                            // 1543
+                 kExpBase | kLoopSkipPv | kLoopSkipQk,                   // 1563
+                 kExpBase | kLoopSkipSoftmax | kLoopSkipPv | kLoopSkipQk>;  // 1567: no consumer work
 
 // Which tiles have loop variants besides their default: the bf16 128-row tiles of d128 (the stage-skip matrix, entry
 // 9, and the persistent kernel), d64 and d96 (their persistent kernels, entry 68), the 192-row d64 tile (its
@@ -99,9 +108,9 @@ constexpr bool tile_has_loop_variants(bool bf16, bool fp8_kv, int variant, int d
 
 // The list a tile's variants come from (the launcher dispatches over it, fwd_experiment_launch.h).
 using LoopFlagLists = std::tuple<ExperimentLoopFlagsDecode, ExperimentLoopFlagsD64M192, ExperimentLoopFlagsD64,
-                                 ExperimentLoopFlagsD96, ExperimentLoopFlags>;
+                                 ExperimentLoopFlagsD96, ExperimentLoopFlags, ExperimentLoopFlagsDecodeD128>;
 constexpr int loop_flag_list_of(int d, int block_m) {
-  return block_m == 64 ? 0 : block_m == 192 ? 1 : d == 64 ? 2 : d == 96 ? 3 : 4;
+  return block_m == 64 ? (d == 128 ? 5 : 0) : block_m == 192 ? 1 : d == 64 ? 2 : d == 96 ? 3 : 4;
 }
 template <int kD, int kBlockM>
 using TileLoopFlagList = std::tuple_element_t<loop_flag_list_of(kD, kBlockM), LoopFlagLists>;

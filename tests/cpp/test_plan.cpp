@@ -1355,7 +1355,12 @@ TEST(TileLoop, EveryValueTheHostPassesIsOneTheTileLists) {
   EXPECT_GT(checked, 100);
   // and the mapping itself: the decode list holds the persistent value only; d192 / 128 has no variants
   EXPECT_TRUE(sm90::tile_lists_value(128, 64, persistent));
+  EXPECT_TRUE(sm90::tile_lists_value(64, 64, persistent));
   EXPECT_FALSE(sm90::tile_lists_value(128, 64, persistent | lean));
+  // the d128 decode tiles' stage-skip values (entry 88), not d64's
+  EXPECT_TRUE(sm90::tile_lists_value(128, 64, 1567));
+  EXPECT_FALSE(sm90::tile_lists_value(64, 64, 1567));
+  EXPECT_FALSE(sm90::tile_lists_value(128, 64, sm90::kDefaultLoopFlags | sm90::kLoopSkipSoftmax));
   EXPECT_FALSE(sm90::tile_has_loop_variants(true, false, 0, 192, 128, 128));
   EXPECT_FALSE(sm90::tile_has_loop_variants(false, false, 0, 128, 128, 128));  // fp16
   EXPECT_FALSE(sm90::tile_has_loop_variants(true, true, 0, 128, 128, 64));     // an e4m3 cache
