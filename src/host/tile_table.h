@@ -90,13 +90,16 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      tile), 3 stages (Q 8 KB + 3 x 32 KB + offsets = 108 KB per CTA), producer 40 and consumer 216 registers.
 //      For gpt-oss decodes (OSSt8 at 0.63-0.70 of HBM, docs/perf-log.md entry 21).
 //   4: bf16 d128, two consumer warpgroups on the same 64 rows taking alternate key blocks (key_split 2), merged
-//      in shared memory at the end; 3 stages (208 KB), producer 40 / consumers 232 registers. Small decodes spend
-//      most of their time in one CTA's per-block chain and in the split combine's second kernel (entry 41).
+//      in shared memory at the end; producer 40 / consumers 232 registers. Small decodes spend most of their time
+//      in one CTA's per-block chain and in the split combine's second kernel (entry 41). block_n 64 and 6 stages
+//      (Q 16 KB + 6 x 32 KB = 208 KB, entry 89): an even ring, so each warpgroup owns every other stage and waits
+//      for each of its fills in order (with 3 stages of 128 keys a warpgroup could find its stage still being
+//      filled with the other's block, whose phase a parity wait cannot tell from its own block's).
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
     {64, 64, 64, 128, 3, false, 0, 2},
-    {128, 128, 64, 128, 3, false, 0, 1, false, true, 2},
+    {128, 128, 64, 64, 6, false, 0, 1, false, true, 2},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 

@@ -323,16 +323,6 @@ struct Consumer {
     const int my_iters = Traits::kKeySplit == 1 ? n_iters
                          : n_iters > key_lane ? (n_iters - key_lane + Traits::kKeySplit - 1) / Traits::kKeySplit
                                               : 0;
-    // The wait for block `key`'s fill of a K or V stage. Key-split: a warpgroup never waits for the other's blocks,
-    // so the stage's previous fill (the other warpgroup's block key - kStages) may still be in flight when it comes
-    // for `key`; a parity wait counts the immediately preceding phase as complete, and that phase (block key -
-    // 2 kStages, this warpgroup's own) has this block's parity, so the wait would return at once on the previous
-    // fill's bytes. Waiting for the previous fill's phase first closes that (entry 41's open failure: a suspect).
-    // (Used under `if constexpr (kKeySplit > 1)` only: the other tiles keep their code as measured.)
-    [[maybe_unused]] auto wait_fill = [&](uint32_t barrier, int key) {
-      if (pipe0 + key >= Traits::kStages) mbarrier_wait(barrier, phase_of(key) ^ 1u);
-      mbarrier_wait(barrier, phase_of(key));
-    };
     if (my_iters > 0) {
       if constexpr (kPingpong) {
         if (wg == 1) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
@@ -340,7 +330,7 @@ struct Consumer {
         if (wg == 2) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
       mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
-      mbarrier_wait(base + Traits::k_full_barrier(stage_of(key_of(0))), phase_of(key_of(0)));  // key_of(0) < kStages
+      mbarrier_wait(base + Traits::k_full_barrier(stage_of(key_of(0))), phase_of(key_of(0)));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();
@@ -379,13 +369,8 @@ struct Consumer {
           prev_phase = phase_of(key_of(it - 1));
         }
 
-        if constexpr (Traits::kKeySplit > 1) {
-          wait_fill(base + Traits::k_full_barrier(stage), key_of(it));
-          wait_fill(base + Traits::v_full_barrier(prev_stage), key_of(it - 1));
-        } else {
-          mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
-          mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
-        }
+        mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
+        mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
         // A block the producer wrote with cp.async (generic proxy) needs the fence before wgmma reads it; a TMA
         // block does not, but fencing only cp.async blocks measured no faster (entry 9: 2307 against 259).
         fence_proxy_async_shared();
@@ -405,11 +390,7 @@ struct Consumer {
         if constexpr ((kFlags & kLoopOverlap) != 0) {
           // Ends the basic block (see the header), so the P*V wait below cannot be hoisted above the softmax.
           // V of this block is the next P*V's operand (waited for there anyway); waiting for it holds no stage.
-          if constexpr (Traits::kKeySplit > 1) {
-            wait_fill(base + Traits::v_full_barrier(stage), key_of(it));
-          } else {
-            mbarrier_wait(base + Traits::v_full_barrier(stage), phase);
-          }
+          mbarrier_wait(base + Traits::v_full_barrier(stage), phase);
         }
 
         wgmma_wait_group<0>();
@@ -427,11 +408,7 @@ struct Consumer {
 
       const int last = my_iters - 1;
       const int stage = stage_of(key_of(last));
-      if constexpr (Traits::kKeySplit > 1) {
-        wait_fill(base + Traits::v_full_barrier(stage), key_of(last));
-      } else {
-        mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(key_of(last)));
-      }
+      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(key_of(last)));
       fence_proxy_async_shared();
       take_turn();
       wgmma_fence();

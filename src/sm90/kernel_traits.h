@@ -74,9 +74,10 @@ struct FwdKernelTraits {
   // Key-split tiles (TileShape::key_split, decode tile 4): kKeySplit consumer warpgroups per 64 rows, each taking
   // every kKeySplit-th key block.
   static constexpr int kKeySplit = kShape.key_split;
-  static_assert(kKeySplit == 1 || kShape.stages > kKeySplit,
-                "a warpgroup waits for its next block only after its previous one: the stage ring must be longer "
-                "than the key split so that the full barrier's parity names that block's fill");
+  static_assert(kKeySplit == 1 || (kShape.stages > kKeySplit && kShape.stages % kKeySplit == 0),
+                "a warpgroup waits for its blocks' fills only: each stage must hold one warpgroup's blocks (a ring "
+                "of a multiple of the key split), so that a full barrier's parity names that warpgroup's fill "
+                "(entry 89)");
   static constexpr int kConsumerWarpgroups = kBlockM / 64 * kKeySplit;
   // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs (not the
   // key-split tiles', whose warpgroups run different block counts).

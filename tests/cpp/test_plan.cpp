@@ -303,14 +303,19 @@ TEST(TileTable, DecodeVariantTilesFitTheirCtasPerSm) {
   EXPECT_EQ(decode_variant_tile(kNumDecodeVariants + 1).block_m, 0);
 }
 
-// Decode tile 4: two consumer warpgroups on the same 64 rows taking alternate key blocks. The stage ring is longer
-// than the key split (a warpgroup's full-barrier wait must name its block's fill), and the split model counts the
-// CTA's two consumer chains: a one-sequence decode is split less than on the table's tile, never more.
+// Decode tile 4: two consumer warpgroups on the same 64 rows taking alternate key blocks. The stage ring is a
+// multiple of the key split, longer than it (each stage holds one warpgroup's blocks, so a full-barrier wait names
+// that warpgroup's fill; entry 89), and the split model counts the CTA's two consumer chains: a one-sequence decode
+// is split less than on the table's tile, never more.
 TEST(TileTable, KeySplitDecodeTile) {
   const TileShape t = decode_variant_tile(4);
   EXPECT_EQ(t.key_split, 2);
   EXPECT_GT(t.stages, t.key_split);
-  EXPECT_EQ(t.block_n, find_tile_shape(128, 128, 64).block_n);
+  EXPECT_EQ(t.stages % t.key_split, 0);
+  // block k of the CTA is on stage k % stages and belongs to warpgroup k % key_split: one warpgroup a stage
+  for (int k = 0; k < 4 * t.stages; ++k) {
+    EXPECT_EQ((k % t.stages) % t.key_split, k % t.key_split) << k;
+  }
   for (int v = 1; v <= 3; ++v) EXPECT_EQ(decode_variant_tile(v).key_split, 1) << v;
   for (const TileShape& table : kTileShapes) EXPECT_EQ(table.key_split, 1);
   SplitInputs in = decode(1, 8, 1024, 0);
