@@ -309,8 +309,7 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
-  const long long tiles = static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
-  if (!sm90::persistent_takes(p, tiles, sm90::device_sm_count())) return -1;
+  if (!sm90::persistent_takes(p, sm90::one_tile_grid_ctas(p, grid_m), sm90::device_sm_count())) return -1;
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
@@ -389,9 +388,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
   // ... and four on a 16-bit grid of few CTAs (four_issuers_pay, entry 70).
   if (Experiment::get().tma_warps_few_ctas && issue_warps == 0 && !fp8_native) {
-    const long long ctas =
-        static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
-    if (four_issuers_pay(ctas, sm90::device_sm_count())) p.kv_issue_warps = 4;
+    if (four_issuers_pay(sm90::one_tile_grid_ctas(p, grid_m), sm90::device_sm_count())) p.kv_issue_warps = 4;
   }
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
@@ -405,8 +402,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (tile_variant == kFp8NativeTwoCtaVariant && !fp8_native) tile_variant = 0;
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  const long long grid_ctas =
-      static_cast<long long>(grid_m) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : a.batch_size);
+  const long long grid_ctas = sm90::one_tile_grid_ctas(p, grid_m);
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm
                               : 1;

@@ -183,8 +183,7 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   // too, it was a second device function whose shared-memory limit the once-per-process attribute call of the
   // other missed: "invalid argument" in the evaluator (entry 18).
   auto one_tile = [&] { return launch_attention_fwd<Traits>(p, maps, num_m_blocks, -1, stream); };
-  const long long total =
-      static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+  const long long total = one_tile_grid_ctas(p, num_m_blocks);
   if (total <= 0) return cudaSuccess;
   const int num_sms = device_sm_count();
   if (!persistent_takes(p, total, num_sms)) return one_tile();

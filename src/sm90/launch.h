@@ -17,6 +17,11 @@ int device_sm_count();
 // The launches the persistent kernel takes (fwd_persistent.h); the others run the one-tile kernel: K/V that TMA
 // streams in every tile, and 1.5 waves of tiles or more (under that most CTAs would get one tile: nothing to
 // overlap, and the tile fetch and counter reset cost 1-3 us; docs/perf-log.md entry 18).
+// The one-tile grid's CTAs: m blocks x KV heads x splits, per sequence unless the grid is flat.
+inline long long one_tile_grid_ctas(const FwdParams& p, int num_m_blocks) {
+  return static_cast<long long>(num_m_blocks) * p.num_heads_kv * p.num_splits * (p.flat_tiles ? 1 : p.batch);
+}
+
 inline bool persistent_takes(const FwdParams& p, long long tiles, int num_sms) {
   const bool streams = p.kv_tma_rows > 0 && !(p.kv_layout == KVLayout::kPaged && p.leftpad_k != nullptr);
   return streams && 2 * tiles >= 3LL * num_sms;
