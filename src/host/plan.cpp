@@ -110,10 +110,12 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int block_m = choose_block_m(in.max_seqlen_q * qheads_per_kvhead);
   TileShape tile = in.mla_decode ? kMlaDecodeTile
                                  : find_tile_shape(padded.head_dim, padded.head_dim_v, block_m, in.fp8_kv);
-  // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2; d64: 3), before
-  // the split count is chosen, so the splits see its CTAs per SM.
+  // A decode tile experiment (tile=N) replaces the bf16 block_m 64 tile of its head dims (d128: 1, 2, 4, 5; d64: 3),
+  // before the split count is chosen, so the splits see its CTAs per SM. A keys-as-M tile (5) only where every
+  // sequence's packed rows fit its query rows.
   const TileShape variant = decode_variant_tile(experiment.decode_tile);
-  if (!in.mla_decode && in.bf16 && !in.fp8_kv && variant.block_m == tile.block_m &&
+  const bool rows_fit = variant.query_rows == 0 || in.max_seqlen_q * qheads_per_kvhead <= variant.query_rows;
+  if (!in.mla_decode && in.bf16 && !in.fp8_kv && variant.block_m == tile.block_m && rows_fit &&
       variant.head_dim == tile.head_dim && variant.head_dim_v == tile.head_dim_v) {
     tile = variant;
     plan.tile_variant = experiment.decode_tile;

@@ -20,6 +20,10 @@ struct TileShape {
   // Consumer warpgroups that share the same block_m rows and take alternate key blocks, merging their partial
   // softmax and O at the end (decode tile 4): more consumer work in flight per CTA without a split's second kernel.
   int key_split = 1;
+  // Keys-as-M decode tiles (decode tile 5, sm90/consumer_keys_as_m.h): the GEMMs take the keys as M and the CTA's
+  // packed query rows (at most this many) as N, S^T = K Q^T and O^T = V^T P^T; 0 for the tiles whose M is the query
+  // rows. The plan takes such a tile only where every sequence's packed rows fit.
+  int query_rows = 0;
 };
 
 // Shared memory per CTA: Q tile + stages x (K tile + V tile), all 16-bit, plus raw_stages x (K + V rows in
@@ -100,6 +104,7 @@ constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 6, false, 0, 1},
     {64, 64, 64, 128, 3, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1, false, true, 2},
+    {128, 128, 64, 128, 3, false, 0, 1, false, true, 1, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 

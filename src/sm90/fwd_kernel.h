@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "consumer.h"
+#include "consumer_keys_as_m.h"
 #include "fwd_experiments.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
@@ -156,8 +157,12 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     const int wg = Traits::kConsumerWarpgroups == 1         ? 0
                    : (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0)
                                                         : warpgroup - 1;
-    Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, wg,
-                                               tid);
+    if constexpr (Traits::kQueryRows > 0) {
+      ConsumerKeysAsM<Traits>::run(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, tid);
+    } else {
+      Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
+                                                 wg, tid);
+    }
   }
 }
 

@@ -144,8 +144,20 @@ struct FwdKernelTraits {
   // Native e4m3 stages O in a 16-bit tile of its own (its Q tile holds bytes); the others in Q.
   static constexpr uint32_t kOStagingOffset =
       kFp8Native ? (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024 : kQOffset;
-  static constexpr uint32_t kBarrierOffset =
-      kFp8Native ? kOStagingOffset + OTile::kBytes : kRowOffsetsOffset + kRowOffsetsBytes;
+  // Keys-as-M tiles (TileShape::query_rows, consumer_keys_as_m.h): P^T (query rows x block_n, 16-bit, K-major with
+  // the 128-byte swizzle: the B operand of O^T = V^T P^T), then the warps' column maxima (two buffers of 4 warps x
+  // query rows floats, alternating by block).
+  static constexpr int kQueryRows = kShape.query_rows;
+  static_assert(kQueryRows == 0 || ((kQueryRows == 8 || kQueryRows == 16) && kBlockM == 64 && !kFp8Kv &&
+                                    kKeySplit == 1 && kCtasPerSm == 1 && kD % 64 == 0 && kDv % 64 == 0),
+                "keys-as-M tiles: 8 or 16 query rows, one 16-bit consumer warpgroup");
+  using PtTile = SwizzledTile<kQueryRows == 0 ? 8 : kQueryRows, kQueryRows == 0 ? 64 : kBlockN>;
+  static constexpr uint32_t kPtOffset = (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024;
+  static constexpr uint32_t kColMaxOffset = kPtOffset + PtTile::kBytes;
+  static constexpr uint32_t kColMaxBytes = 2 * 4 * kQueryRows * sizeof(float);
+  static constexpr uint32_t kBarrierOffset = kFp8Native        ? kOStagingOffset + OTile::kBytes
+                                             : kQueryRows > 0 ? kColMaxOffset + kColMaxBytes
+                                                              : kRowOffsetsOffset + kRowOffsetsBytes;
   // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty; native e4m3 adds per raw stage v_raw_full
   // (V's TMA landed) and v_raw_empty (the four producer warps transposed it).
   static constexpr int kNumBarriers = 1 + 4 * kStages + (kFp8Native ? 2 * kRawStages : 0);

@@ -687,6 +687,44 @@ LaunchPlan gqa4_decode_plan(DType dtype, int batch, int num_heads_kv, int d, int
   return decode_plan(dtype, batch, 4 * num_heads_kv, num_heads_kv, d, seqlen_k, num_splits);
 }
 
+// Decode tile 5 (keys as M, sm90/consumer_keys_as_m.h): the table's d128 decode tile's key blocks and stages (so the
+// same splits), 8 query rows, shared memory for P^T and the column maxima beside the stages.
+TEST(TileTable, KeysAsMDecodeTile) {
+  const TileShape t = decode_variant_tile(5);
+  const TileShape table = find_tile_shape(128, 128, 64, false);
+  EXPECT_EQ(t.query_rows, 8);
+  EXPECT_EQ(t.block_n, table.block_n);
+  EXPECT_EQ(t.stages, table.stages);
+  EXPECT_EQ(t.ctas_per_sm, 1);
+  EXPECT_EQ(t.key_split, 1);
+  // tiles + row offsets, P^T (8 x block_n 16-bit, 1 KB aligned), the maxima (2 x 4 x 8 floats), barriers, 1 KB
+  const int per_cta = tile_smem_bytes(t) + 32 * t.block_n + 1024 + 8 * t.block_n * 2 + 256 + 8 * (1 + 4 * t.stages);
+  EXPECT_LE(per_cta + 1024, 233472);
+  for (int v = 1; v <= 4; ++v) EXPECT_EQ(decode_variant_tile(v).query_rows, 0) << v;
+  for (const TileShape& s : kTileShapes) EXPECT_EQ(s.query_rows, 0);
+}
+
+// Under tile=5 the plan takes the keys-as-M tile for bf16 d128 calls whose packed rows (max_seqlen_q x group) fit its
+// 8 query rows, with the split count the table's tile gets; other calls keep the table's tile.
+TEST(PlanUnderKeysAsM, DecodesWhoseRowsFitTakeTheKeysAsMTile) {
+  if (Experiment::get().decode_tile != 5) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=tile=5 (ctest plan_under_keys_as_m)";
+  for (int seqlen_k : {1024, 32768, 131072}) {
+    const LaunchPlan gqa8 = decode_plan(DType::kBFloat16, 1, 8, 1, 128, seqlen_k, 0);
+    EXPECT_EQ(gqa8.tile_variant, 5) << seqlen_k;
+    EXPECT_EQ(gqa8.block_m, 64);
+    EXPECT_EQ(gqa8.block_n, 128);
+    EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, seqlen_k, 32).num_splits,
+              std::min(32, (seqlen_k + 127) / 128));
+  }
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 28, 4, 128, 4096, 0).tile_variant, 5);       // group 7
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 32, 8, 128, 4096, 0, 2).tile_variant, 5);    // 2 tokens x 4
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 64, 4, 128, 4096, 0).tile_variant, 0);       // group 16
+  EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);         // bf16 only
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, 0);         // d128 only
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
+}
+
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
 TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {

@@ -79,6 +79,35 @@ struct WgmmaRS;
 
 #include "wgmma_ops.inc"
 
+// A and B from shared memory, A MN-major (transposed: M contiguous), B K-major: O^T += V^T P^T of the keys-as-M
+// decode tile (consumer_keys_as_m.h), whose A is the V stage as stored (keys x dv, dv contiguous). n8 and n16 only.
+template <class Element, int kN>
+struct WgmmaSSTransA;
+
+template <>
+struct WgmmaSSTransA<__nv_bfloat16, 8> {
+  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }
+};
+
+template <>
+struct WgmmaSSTransA<__nv_bfloat16, 16> {
+  __device__ __forceinline__ static void run(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }
+};
+
 // setmaxnreg: moves registers between warpgroups (producer gives, consumers take). Takes effect only with a
 // register cap at kernel entry (__launch_bounds__(threads, 1)).
 template <int kRegs>

@@ -1,0 +1,349 @@
+// The consumer warpgroup of the keys-as-M decode tiles (TileShape::query_rows, decode tile 5): the CTA's packed
+// query rows (query tokens x the KV head's query heads, at most kQ) are the GEMMs' N and the keys their M.
+//
+// A decode at GQA 8 has 8 query rows per KV head. On the 64-row tile (consumer.h) 7/8 of its QK^T, softmax and P*V
+// are padding, and where a CTA streams alone (a caller's split bound, a handful of sequences) that chain sets the
+// time, not the K/V stream (docs/perf-log.md entry 88). Here, per key block of kN keys:
+//   S^T = K Q^T        kN / 64 chains of m64 nkQ wgmmas (A: the K stage as stored, B: the Q tile's first kQ rows)
+//   online softmax over each column (a query row): maxima across the warpgroup's four warps through shared memory
+//   P^T -> shared memory (16-bit, K-major: the B operand of the next GEMM)
+//   O^T += V^T P^T     kDv / 64 chains (A: the V stage as stored, read MN-major)
+// Each thread holds kQ / 2 values of a key tile instead of kN / 2, so the softmax is kN / kQ times smaller; the
+// tensor work is kQ / 64 of the 64-row tile's.
+// Order per block: the softmax of block n runs while P*V of the block before is in the tensor pipe (QK^T of block
+// n was issued ahead of it); the rescale of O^T and the P^T store wait for that P*V.
+// At the end O^T goes through shared memory into the 64-row accumulator layout, and the 64-row tile's epilogue
+// stores it (LSE, sinks, split partials as there).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <type_traits>
+
+#include "epilogue.h"
+#include "fwd_params.h"
+#include "kernel_traits.h"
+#include "mask.h"
+#include "prims/float_ops.h"
+#include "prims/mbarrier.h"
+#include "prims/wgmma.h"
+#include "seqlen.h"
+#include "softmax.h"
+
+namespace flashseek::sm90 {
+
+template <class Traits>
+struct ConsumerKeysAsM {
+  using Element = typename Traits::Element;
+  static constexpr int kQ = Traits::kQueryRows;
+  static constexpr int kN = Traits::kBlockN;
+  static constexpr int kKeyTiles = kN / 64;          // m64 tiles of S^T per block
+  static constexpr int kDvTiles = Traits::kDv / 64;  // m64 tiles of O^T
+  static constexpr int kAcc = kQ / 2;                // floats of one m64 x kQ accumulator per thread
+  static constexpr int kCols = kQ / 4;               // query columns a thread holds
+  static constexpr int kQkSteps = Traits::kD / 16;
+  static constexpr int kPvSteps = kN / 16;
+  static constexpr int kORegs = Traits::kDv / 2;
+  static_assert(std::is_same_v<Element, __nv_bfloat16>, "bf16 only (WgmmaSSTransA)");
+  static_assert(kQ == 8 || kQ == 16, "n8 or n16 wgmmas");
+  static_assert(kN % 64 == 0, "whole m64 key tiles");
+  static_assert(Traits::QTile::kSwizzleBytes == 128 && Traits::KTile::kSwizzleBytes == 128 &&
+                    Traits::VTile::kSwizzleBytes == 128,
+                "128-byte swizzled Q, K and V");
+  static_assert(!Traits::kHeadPacked && Traits::kKeySplit == 1 && Traits::kConsumerWarpgroups == 1,
+                "one consumer warpgroup of one KV head");
+
+  // Accumulator element i of an m64 x kQ tile: row 16 warp + lane / 4 + 8 ((i >> 1) & 1), column
+  // 8 (i >> 2) + 2 (lane % 4) + (i & 1), which is this thread's column slot col_slot(i).
+  __host__ __device__ static constexpr int col_slot(int i) { return 2 * (i >> 2) + (i & 1); }
+  __device__ __forceinline__ static int column_of_slot(int slot, int lane) {
+    return 8 * (slot >> 1) + 2 * (lane & 3) + (slot & 1);
+  }
+
+  // Adds a byte offset to a descriptor's start address (bits 0-13, address >> 4): shared addresses are below
+  // 2^18, so no carry leaves the field.
+  __device__ __forceinline__ static uint64_t desc_plus(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
+  // Byte offset of QK^T step ks (16 head-dim columns, 32 bytes) in a K-major 128-byte-swizzled tile.
+  template <class Tile>
+  __host__ __device__ static constexpr uint32_t k_step_offset(int ks) {
+    return (ks / 4) * Tile::kColumnBlockBytes + (ks % 4) * 32;
+  }
+
+  __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
+                             int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int tid) {
+    (void)b;
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const uint32_t base = smem_addr(smem);
+    constexpr uint32_t kBar = static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0);
+
+    // This thread's query columns: their tokens and the keys each sees (mask.h's limits per row).
+    int key_lo[kCols], key_hi[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const int tok = p.qheads_div.div(row_begin + column_of_slot(c, lane));
+      key_hi[c] = min(mask.seqlen_k - 1, mask.right == AttentionMask::kUnbounded
+                                             ? AttentionMask::kUnbounded
+                                             : mask.local_last(tok + mask.diag + mask.right));
+      key_lo[c] = mask.left == AttentionMask::kUnbounded ? -AttentionMask::kUnbounded
+                                                         : mask.local_first(tok + mask.diag - mask.left);
+    }
+
+    const uint64_t q_desc = make_smem_desc_sw128(base + Traits::kQOffset, 16, 1024);
+    const uint64_t k_desc = make_smem_desc_sw128(base + Traits::kKOffset, 16, 1024);
+    const uint64_t v_desc = make_smem_desc_sw128(base + Traits::kVOffset, Traits::VTile::kColumnBlockBytes, 1024);
+    const uint64_t pt_desc = make_smem_desc_sw128(base + Traits::kPtOffset, 16, 1024);
+
+    float st[kKeyTiles][kAcc];
+    float ot[kDvTiles][kAcc];
+#pragma unroll
+    for (int t = 0; t < kDvTiles; ++t) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) ot[t][i] = 0.f;
+    }
+    float col_max[kCols], col_sum[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      col_max[c] = -INFINITY;
+      col_sum[c] = 0.f;
+    }
+    const float scale_log2 = p.score_scale_log2;
+    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale / p.softcap : 0.f;
+
+    auto qk = [&](int stage) {
+#pragma unroll
+      for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+        for (int ks = 0; ks < kQkSteps; ++ks) {
+          const uint64_t a = desc_plus(k_desc, stage * Traits::KTile::kBytes + t * 64 * Traits::KTile::kRowBytes +
+                                                   k_step_offset<typename Traits::KTile>(ks));
+          const uint64_t bq = desc_plus(q_desc, k_step_offset<typename Traits::QTile>(ks));
+          WgmmaSS<Element, kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
+        }
+      }
+    };
+    auto pv = [&](int stage) {
+#pragma unroll
+      for (int t = 0; t < kDvTiles; ++t) {
+#pragma unroll
+        for (int kk = 0; kk < kPvSteps; ++kk) {
+          const uint64_t a = desc_plus(v_desc, stage * Traits::VTile::kBytes + t * Traits::VTile::kColumnBlockBytes +
+                                                   kk * 16 * Traits::VTile::kRowBytes);
+          const uint64_t bp = desc_plus(pt_desc, k_step_offset<typename Traits::PtTile>(kk));
+          WgmmaSSTransA<Element, kQ>::run(ot[t], a, bp, 1);
+        }
+      }
+    };
+    auto fence_st = [&]() {
+#pragma unroll
+      for (int t = 0; t < kKeyTiles; ++t) fence_operands(st[t]);
+    };
+    auto fence_ot = [&]() {
+#pragma unroll
+      for (int t = 0; t < kDvTiles; ++t) fence_operands(ot[t]);
+    };
+
+    const int n_iters = n_end - n_begin;
+    auto stage_of = [&](int it) { return it % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>((it / Traits::kStages) & 1); };
+    // Block it's step, S^T of the block complete in st; kHasNext: issue QK^T of block it + 1 ahead of this block's
+    // P*V and wait for it, so that the next step's softmax runs under this P*V. A compile-time flag (the last
+    // block's step is peeled), so that no wgmma sits in a branch ptxas cannot prove warp-uniform (C7518
+    // serialized every wgmma when QK^T was issued under `if (it + 1 < n_iters)`).
+    auto step = [&](int it, auto has_next) {
+      constexpr bool kHasNext = decltype(has_next)::value;
+      const int n = n_end - 1 - it;  // last block first, as consumer.h (the blocks that need masking come first)
+      const int stage = stage_of(it);
+      if (lane == 0) mbarrier_arrive(base + Traits::k_empty_barrier(stage));
+
+      if (p.softcap > 0.f) {
+#pragma unroll
+        for (int t = 0; t < kKeyTiles; ++t) apply_softcap(st[t], softcap_scale, p.softcap);
+      }
+      if (mask.block_needs_mask(n, kN)) {
+#pragma unroll
+        for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i) {
+            const int key = n * kN + 64 * t + 16 * warp + lane / 4 + 8 * ((i >> 1) & 1);
+            const int c = col_slot(i);
+            if (key > key_hi[c] || key < key_lo[c]) st[t][i] = -INFINITY;
+          }
+        }
+      }
+      // Column maxima: this thread's keys, the warp's (lanes with the same lane % 4 hold the same columns), then
+      // the four warps' through shared memory (a buffer per block parity: a fast warp's next write cannot reach
+      // the buffer a slow warp still reads, one barrier in between).
+      float m[kCols];
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) m[c] = -INFINITY;
+#pragma unroll
+      for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) m[col_slot(i)] = max_propagate_nan(m[col_slot(i)], st[t][i]);
+      }
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        m[c] = max_propagate_nan(m[c], __shfl_xor_sync(0xffffffffu, m[c], 4));
+        m[c] = max_propagate_nan(m[c], __shfl_xor_sync(0xffffffffu, m[c], 8));
+        m[c] = max_propagate_nan(m[c], __shfl_xor_sync(0xffffffffu, m[c], 16));
+      }
+      float* warp_max = reinterpret_cast<float*>(smem + Traits::kColMaxOffset) + (it & 1) * 4 * kQ;
+      if (lane < 4) {
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) warp_max[warp * kQ + column_of_slot(c, lane)] = m[c];
+      }
+      named_barrier_sync(kBar, 128);
+      float correction[kCols], shift[kCols];
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        const int col = column_of_slot(c, lane);
+        const float mb = max_propagate_nan(max_propagate_nan(warp_max[col], warp_max[kQ + col]),
+                                           max_propagate_nan(warp_max[2 * kQ + col], warp_max[3 * kQ + col]));
+        const float m_new = max_propagate_nan(col_max[c], mb);
+        // As softmax.h: (old - new) * scale, exactly 1 when the maximum did not move; a column with no visible
+        // key yet keeps -inf and subtracts 0.
+        correction[c] = m_new == -INFINITY ? 1.f : fast_exp2((col_max[c] - m_new) * scale_log2);
+        shift[c] = m_new == -INFINITY ? 0.f : m_new * scale_log2;
+        col_max[c] = m_new;
+      }
+      float sum[kCols];
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) sum[c] = 0.f;
+#pragma unroll
+      for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) {
+          const float e = fast_exp2(fmaf(st[t][i], scale_log2, -shift[col_slot(i)]));
+          st[t][i] = e;
+          sum[col_slot(i)] += e;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) col_sum[c] = col_sum[c] * correction[c] + sum[c];
+
+      // P*V of the block before has retired: its V stage is free, O^T may be rescaled and P^T overwritten.
+      wgmma_wait_group<0>();
+      fence_ot();
+      if (it > 0 && lane == 0) mbarrier_arrive(base + Traits::v_empty_barrier(stage_of(it - 1)));
+#pragma unroll
+      for (int t = 0; t < kDvTiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) ot[t][i] *= correction[col_slot(i)];
+      }
+      fence_ot();  // the rescale before the wgmma fence (sunk below it, ptxas serialized the P*V wgmmas: C7520)
+      // P^T (query row x key): this thread's keys 64 t + 16 warp + lane / 4 (+ 8) of its columns.
+#pragma unroll
+      for (int t = 0; t < kKeyTiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) {
+          const int key = 64 * t + 16 * warp + lane / 4 + 8 * ((i >> 1) & 1);
+          const uint32_t addr = base + Traits::kPtOffset +
+                                Traits::PtTile::element_offset(column_of_slot(col_slot(i), lane), key);
+          const uint16_t bits = __bfloat16_as_ushort(__float2bfloat16_rn(st[t][i]));
+          asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(bits) : "memory");
+        }
+      }
+      fence_proxy_async_shared();  // the generic-proxy stores before the wgmma (async proxy) reads
+      named_barrier_sync(kBar, 128);
+
+      if constexpr (kHasNext) {
+        mbarrier_wait(base + Traits::k_full_barrier(stage_of(it + 1)), phase_of(it + 1));
+      }
+      mbarrier_wait(base + Traits::v_full_barrier(stage), phase_of(it));
+      fence_proxy_async_shared();
+      wgmma_fence();
+      if constexpr (kHasNext) {
+        qk(stage_of(it + 1));
+        wgmma_commit_group();
+      }
+      pv(stage);
+      wgmma_commit_group();
+      if constexpr (kHasNext) {
+        wgmma_wait_group<1>();  // S^T of the next block; this P*V may still run
+        fence_st();
+      }
+    };
+
+    if (n_iters > 0) {
+      mbarrier_wait(base + Traits::q_full_barrier(), 0);
+      mbarrier_wait(base + Traits::k_full_barrier(0), 0);
+      fence_proxy_async_shared();
+      wgmma_fence();
+      qk(0);
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      fence_st();
+      for (int it = 0; it < n_iters - 1; ++it) step(it, std::true_type{});
+      step(n_iters - 1, std::false_type{});
+      wgmma_wait_group<0>();
+      fence_ot();
+      if (lane == 0) mbarrier_arrive(base + Traits::v_empty_barrier(stage_of(n_iters - 1)));
+    }
+
+    // Column sums over the warpgroup: the warp's lanes, then the four warps (the maxima buffer the last block did
+    // not use).
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      col_sum[c] += __shfl_xor_sync(0xffffffffu, col_sum[c], 4);
+      col_sum[c] += __shfl_xor_sync(0xffffffffu, col_sum[c], 8);
+      col_sum[c] += __shfl_xor_sync(0xffffffffu, col_sum[c], 16);
+    }
+    float* warp_sum = reinterpret_cast<float*>(smem + Traits::kColMaxOffset) + (n_iters & 1) * 4 * kQ;
+    if (lane < 4) {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) warp_sum[warp * kQ + column_of_slot(c, lane)] = col_sum[c];
+    }
+    // O^T, the column maxima and sums into the K stages (no GEMM reads them any more, and the producer loads no
+    // block past the CTA's last): row c of kDv + 4 floats (the pad spreads a warp's stores over the banks).
+    constexpr int kXRow = Traits::kDv + 4;
+    static_assert((kQ * kXRow + 2 * kQ) * 4 <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
+    float* xo = reinterpret_cast<float*>(smem + Traits::kKOffset);
+    float* x_max = xo + kQ * kXRow;
+    float* x_sum = x_max + kQ;
+#pragma unroll
+    for (int t = 0; t < kDvTiles; ++t) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        const int dv = 64 * t + 16 * warp + lane / 4 + 8 * ((i >> 1) & 1);
+        xo[column_of_slot(col_slot(i), lane) * kXRow + dv] = ot[t][i];
+      }
+    }
+    named_barrier_sync(kBar, 128);
+    if (warp == 0 && lane < 4) {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        const int col = column_of_slot(c, lane);
+        x_max[col] = col_max[c];
+        x_sum[col] = warp_sum[col] + warp_sum[kQ + col] + warp_sum[2 * kQ + col] + warp_sum[3 * kQ + col];
+      }
+    }
+    named_barrier_sync(kBar, 128);
+
+    // The 64-row accumulator layout the epilogue takes: rows g = 16 warp + lane / 4 and g + 8; rows past kQ are no
+    // query of the CTA (the plan takes the tile only where the packed rows fit) and hold nothing.
+    float o[kORegs];
+    float row_max[2], row_sum[2];
+    int row_tok[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = 16 * warp + lane / 4 + 8 * r;
+      const bool held = row < kQ;
+      row_max[r] = held ? x_max[row] : -INFINITY;
+      row_sum[r] = held ? x_sum[row] : 0.f;
+      row_tok[r] = p.qheads_div.div(row_begin + row);
+#pragma unroll
+      for (int j = 0; j < Traits::kDv / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          o[4 * j + 2 * r + e] = held ? xo[row * kXRow + 8 * j + 2 * (lane & 3) + e] : 0.f;
+        }
+      }
+    }
+    Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, 1.f, row_max,
+                                                 row_sum, row_tok, o, smem, 0, tid);
+  }
+};
+
+}  // namespace flashseek::sm90

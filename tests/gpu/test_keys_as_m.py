@@ -1,0 +1,79 @@
+"""The keys-as-M decode tile (decode tile 5, FLASHSEEK_EXPERIMENT=tile=5; sm90/consumer_keys_as_m.h): bf16 d128
+calls whose packed query rows (query tokens x group heads) fit 8 columns run S^T = K Q^T and O^T = V^T P^T with
+the keys as M. The cases cover what that consumer does itself: the column softmax across four warps (several key
+blocks, a partial last block, a one-key sequence), masks per column (two causal tokens, a sliding window), soft
+cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
+TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
+whatever FLASHSEEK_EXPERIMENT is set (unset: the 64-row tile, the reference for the same inputs), and
+test_module_under_keys_as_m re-runs the module in a subprocess under tile=5 (the variable is read once per
+process)."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gpu_support import assert_passes, require_kernels, session_seed
+
+require_kernels()
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import flashseek  # noqa: E402
+from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
+from flashseek.testing.run import check_scenario  # noqa: E402
+
+UNDER_TILE5 = "tile=5" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
+                 if importlib.util.find_spec("pytest_timeout") else [])
+
+
+def _sc(heads, batch, name, **kw):
+    kw.setdefault("causal", True)
+    return make_scenario("edge", heads, batch, suffix=["keys-as-m", name], **kw)
+
+
+G8 = custom_heads(8, 1, 128)
+CASES = [
+    _sc("L70t8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "g8-varlen-partial-blocks", return_lse=True),
+    _sc("L70t8", "q1s32k", "g8-splits32-md", num_splits=32, use_scheduler_metadata=True, return_lse=True),
+    _sc("L70t8", "q1s20000_q1s3_q1s5000", "g8-own-splits", return_lse=True),
+    _sc("Q7", "8q1s1k", "g7", return_lse=True),
+    _sc(custom_heads(8, 2, 128), "4q2s700", "two-tokens-causal", return_lse=True),
+    _sc(custom_heads(8, 8, 128), "4q1s2k", "g1-mha"),
+    _sc(G8, "4q1s3000", "window-softcap", window=(255, 0), softcap=30.0, return_lse=True),
+    _sc(G8, "4q1s2000", "sinks", sinks=True, return_lse=True),
+    _sc(G8, "2q1s9000", "sinks-splits", sinks=True, num_splits=8, return_lse=True),
+    _sc(G8, "4q1s1328", "page1", page_size=1),
+    _sc(G8, "6q1s700", "batched-gaps", kv_layout="batched", kv_gap=37),
+    _sc(G8, "3q1s2500", "varlen-kv", kv_layout="varlen"),
+    _sc(G8, "4q1s1500", "noout", out_given=False),
+]
+
+
+@pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
+def test_keys_as_m_case(scenario):
+    seed = session_seed()
+    assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
+
+
+def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
+    """The scheduler metadata's header: block_n 128 either way (tile 5 keeps the table tile's key blocks), and
+    the split count of a 32k GQA-8 decode is the table tile's."""
+    seqlens = torch.full((1,), 32768, dtype=torch.int32, device="cuda")
+    md = flashseek.get_scheduler_metadata(1, 1, 32768, 8, 1, 128, seqlens, qkv_dtype=torch.bfloat16, page_size=16,
+                                          num_splits=32)
+    header = md[:8].tolist()
+    assert header[1] == 32 and header[2] == 64 and header[3] == 128, header
+
+
+@pytest.mark.skipif(UNDER_TILE5, reason="this process already runs under tile=5")
+def test_module_under_keys_as_m():
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT="tile=5", FLASHSEEK_TEST_SEED=str(session_seed()))
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
+                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
+                          env=env, capture_output=True, text=True, timeout=300)
+    tail = "\n".join(proc.stdout.splitlines()[-30:])
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=tile=5: module failed\n{tail}\n{proc.stderr[-2000:]}"
