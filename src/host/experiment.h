@@ -44,6 +44,9 @@
 //   no-fp8-cta2  keep the one-CTA native e4m3 d128 decode tile where the planner takes the two-CTA one
 //                (tile_table.h kFp8NativeTwoCtaTile: e4m3 q, k and v, decode grids of 1.5 waves and more without
 //                splits, num_splits = 0; plan.cpp)
+//   no-keys-as-m keep the table's d128 decode tile where the plan takes decode tile 5 (keys as the GEMMs' M: bf16 d128
+//                calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the caller's
+//                num_splits not 1; entry 90). keys-as-m: the default, kept for older commands
 //   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
 //                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
@@ -171,6 +174,7 @@ struct Experiment {
   bool persistent = true;  // the persistent kernel for the tiles that have it (launch_forward: loop value 3587)
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
+  bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
@@ -246,6 +250,8 @@ struct Experiment {
       else if (t.rfind("tile=", 0) == 0) e.decode_tile = std::atoi(t.c_str() + 5);
       else if (t == "cta2") e.decode_tile = 1;
       else if (t == "no-cta2") e.auto_two_ctas = false;
+      else if (t == "no-keys-as-m") e.keys_as_m = false;
+      else if (t == "keys-as-m") e.keys_as_m = true;
       else if (t == "no-fp8-cta2") e.fp8_two_ctas = false;
       else if (t == "d64-cta2") e.d64_two_ctas = true;
       else if (t == "no-d64-cta2") e.d64_two_ctas = false;

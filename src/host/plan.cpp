@@ -256,6 +256,22 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = two_cta_variant;
     plan.block_n = tile.block_n;
   }
+  // Keys as the GEMMs' M (decode tile 5, entry 90): where the table's one-CTA d128 decode tile would run and every
+  // sequence's packed rows fit 8 columns (one token at GQA up to 8, two at up to 4), the tile whose QK^T, softmax
+  // and P*V spend nothing on 56 padding rows. Measured against the table's tile (entry 90): a 32-CTA decode 51.1 ->
+  // 41.4 us, one-wave grids 0..-5%; grids of 1.5 waves keep the two-CTA tile (taken above), which it lost to. Same
+  // key blocks and stages, so the same split count; other bits than the table's tile (its sums run in another
+  // order), so not where the caller fixes num_splits = 1 (vLLM's batch-invariant mode: a request's bits must not
+  // depend on the batch's other rows).
+  const TileShape keys_as_m_tile = decode_variant_tile(kKeysAsMDecodeVariant);
+  const TileShape table_decode = find_tile_shape(128, 128, 64, false);
+  if (experiment.keys_as_m && plan.tile_variant == 0 && !in.mla_decode && in.bf16 && !in.fp8_kv &&
+      in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 && tile.head_dim == 128 && tile.head_dim_v == 128 &&
+      tile.block_n == table_decode.block_n && tile.stages == table_decode.stages &&
+      packed_rows <= keys_as_m_tile.query_rows) {
+    tile = keys_as_m_tile;
+    plan.tile_variant = kKeysAsMDecodeVariant;
+  }
   // The native e4m3 d128 decode tile for two CTAs per SM (tile_table.h kFp8NativeTwoCtaTile), on the same rule as
   // the bf16 d128 one: a grid of 1.5 waves and more, no split, the split count left to us (block_n 64). run() falls
   // back to the converting tile (block_n 128) where the native tiles cannot take the call.

@@ -107,6 +107,8 @@ constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 128, 3, false, 0, 1, false, true, 1, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
+// The keys-as-M tile's variant (the plan's default for the decodes it fits, entry 90).
+constexpr int kKeysAsMDecodeVariant = 5;
 
 // Variant v (1..kNumDecodeVariants), or an empty shape.
 constexpr TileShape decode_variant_tile(int v) {

@@ -734,7 +734,8 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(big.tile_variant, 1);
   EXPECT_EQ(big.block_n, decode_variant_tile(1).block_n);
   EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 0).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
-  EXPECT_EQ(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).tile_variant, 0);   // 192 < 198
+  // 192 < 198: one CTA per SM, the keys-as-M tile where the table's would run (KeysAsMTileWhereTheTableTileWouldRun)
+  EXPECT_NE(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).tile_variant, 1);
   // num_splits = 1 from the caller (vLLM's batch-invariant mode) keeps one tile whatever the batch
   EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 128, 2048, 1).tile_variant, 0);
   EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
@@ -743,7 +744,37 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, Experiment::get().d64_two_ctas ? 3 : 0);
   const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
-  EXPECT_EQ(split.tile_variant, 0);
+  EXPECT_NE(split.tile_variant, 1);
+}
+
+// The keys-as-M rule (plan.cpp, entry 90): bf16 d128 decodes whose packed rows fit 8 columns take decode tile 5 where
+// the table's one-CTA tile would run, with the table tile's split count; not grids the two-CTA tile takes, not a
+// caller's num_splits = 1, not 16 rows, fp16, e4m3 or d64.
+TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
+  if (!Experiment::get().keys_as_m || Experiment::get().decode_tile != 0) GTEST_SKIP() << "no-keys-as-m or tile=N set";
+  const LaunchPlan g8_split = decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 32);
+  EXPECT_EQ(g8_split.tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(g8_split.num_splits, 32);
+  EXPECT_EQ(g8_split.block_n, 128);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 0).tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 8, 8, 128, 1024, 0).tile_variant, kKeysAsMDecodeVariant);  // 64 CTAs
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 8, 28, 4, 128, 1024, 0).tile_variant, kKeysAsMDecodeVariant);  // group 7
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 32, 8, 128, 4096, 0, 2).tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 128, 8, 128, 2048, 0).tile_variant, 1);  // 1024 CTAs: two per SM
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 8192, 1).tile_variant, 0);        // batch-invariant mode
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
+  EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, 0);
+  // the split count is the table tile's (same key blocks, one CTA per SM), which fp16 keeps
+  for (int seqlen_k : {2048, 32768, 131072}) {
+    for (int batch : {1, 4, 16}) {
+      const LaunchPlan p = decode_plan(DType::kBFloat16, batch, 8, 1, 128, seqlen_k, 0);
+      ASSERT_EQ(p.tile_variant, kKeysAsMDecodeVariant);
+      EXPECT_EQ(p.num_splits, decode_plan(DType::kFloat16, batch, 8, 1, 128, seqlen_k, 0).num_splits)
+          << batch << " x " << seqlen_k;
+    }
+  }
 }
 
 // The native e4m3 two-CTA decode tile (plan.cpp, tile_table.h kFp8NativeTwoCtaTile): e4m3 q/k/v d128 decode grids
