@@ -99,6 +99,13 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      (Q 16 KB + 6 x 32 KB = 208 KB, entry 89): an even ring, so each warpgroup owns every other stage and waits
 //      for each of its fills in order (with 3 stages of 128 keys a warpgroup could find its stage still being
 //      filled with the other's block, whose phase a parity wait cannot tell from its own block's).
+//   5: bf16 d128 with the keys as the GEMMs' M (query_rows 8: calls whose query tokens x group heads fit 8
+//      columns, e.g. one token at GQA 8; sm90/consumer_keys_as_m.h). At GQA 8 the 64-row tile's QK^T, softmax and
+//      P*V are 7/8 padding rows, and on few CTAs that chain, not the K/V stream, sets the time (entry 88: a
+//      32-CTA decode 50.9 -> 36.6 us without it). S^T = K Q^T and O^T = V^T P^T as m64 n8 wgmmas (P^T through
+//      shared memory), the softmax over 8 values per thread. Same block_n and stages as the table's tile, so the
+//      same key blocks and split counts. The plan's default where the table's one-CTA d128 tile would run and
+//      the rows fit (plan.cpp, entry 90; no-keys-as-m).
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
