@@ -44,9 +44,9 @@
 //   no-fp8-cta2  keep the one-CTA native e4m3 d128 decode tile where the planner takes the two-CTA one
 //                (tile_table.h kFp8NativeTwoCtaTile: e4m3 q, k and v, decode grids of 1.5 waves and more without
 //                splits, num_splits = 0; plan.cpp)
-//   no-keys-as-m keep the table's d128 decode tile where the plan takes decode tile 5 (keys as the GEMMs' M: bf16 d128
-//                calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the caller's
-//                num_splits not 1; entry 90). keys-as-m: the default, kept for older commands
+//   no-keys-as-m keep the table's d128 / d64 decode tiles where the plan takes decode tile 5 / 6 (keys as the GEMMs'
+//                M: bf16 calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the
+//                caller's num_splits not 1; entries 90, 91). keys-as-m: the default, kept for older commands
 //   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
 //                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile

@@ -263,14 +263,16 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // key blocks and stages, so the same split count; other bits than the table's tile (its sums run in another
   // order), so not where the caller fixes num_splits = 1 (vLLM's batch-invariant mode: a request's bits must not
   // depend on the batch's other rows).
-  const TileShape keys_as_m_tile = decode_variant_tile(kKeysAsMDecodeVariant);
-  const TileShape table_decode = find_tile_shape(128, 128, 64, false);
-  if (experiment.keys_as_m && plan.tile_variant == 0 && !in.mla_decode && in.bf16 && !in.fp8_kv &&
-      in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 && tile.head_dim == 128 && tile.head_dim_v == 128 &&
+  // d64 too (decode tile 6, entry 91: gpt-oss decodes).
+  const int keys_as_m = keys_as_m_variant(tile.head_dim, tile.head_dim_v);
+  const TileShape keys_as_m_tile = decode_variant_tile(keys_as_m);
+  const TileShape table_decode = find_tile_shape(tile.head_dim, tile.head_dim_v, 64, false);
+  if (experiment.keys_as_m && keys_as_m != 0 && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
+      !in.fp8_kv && in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 &&
       tile.block_n == table_decode.block_n && tile.stages == table_decode.stages &&
       packed_rows <= keys_as_m_tile.query_rows) {
     tile = keys_as_m_tile;
-    plan.tile_variant = kKeysAsMDecodeVariant;
+    plan.tile_variant = keys_as_m;
   }
   // The native e4m3 d128 decode tile for two CTAs per SM (tile_table.h kFp8NativeTwoCtaTile), on the same rule as
   // the bf16 d128 one: a grid of 1.5 waves and more, no split, the split count left to us (block_n 64). run() falls

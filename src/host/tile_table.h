@@ -106,20 +106,32 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      shared memory), the softmax over 8 values per thread. Same block_n and stages as the table's tile, so the
 //      same key blocks and split counts. The plan's default where the table's one-CTA d128 tile would run and
 //      the rows fit (plan.cpp, entry 90; no-keys-as-m).
+//   6: the same for bf16 d64 (the table's d64 decode tile's block_n 128 and 4 stages; entry 91): gpt-oss decodes
+//      (group 8, d64), whose 64-row tile spends as much on the padded softmax as d128's on half the bytes a block.
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
     {64, 64, 64, 128, 3, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1, false, true, 2},
     {128, 128, 64, 128, 3, false, 0, 1, false, true, 1, 8},
+    {64, 64, 64, 128, 4, false, 0, 1, false, true, 1, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
-// The keys-as-M tile's variant (the plan's default for the decodes it fits, entry 90).
-constexpr int kKeysAsMDecodeVariant = 5;
-
 // Variant v (1..kNumDecodeVariants), or an empty shape.
 constexpr TileShape decode_variant_tile(int v) {
   return v >= 1 && v <= kNumDecodeVariants ? kDecodeVariantTiles[v - 1] : TileShape{0, 0, 0, 0, 0, false, 0};
+}
+
+// The keys-as-M tiles' variants (the plan's default for the decodes they fit, entries 90, 91): d128 and d64.
+constexpr int kKeysAsMDecodeVariant = 5;
+constexpr int kKeysAsMD64DecodeVariant = 6;
+// The keys-as-M variant of a head-dim pair, or 0.
+constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
+  for (int v = 1; v <= kNumDecodeVariants; ++v) {
+    const TileShape t = decode_variant_tile(v);
+    if (t.query_rows > 0 && t.head_dim == head_dim && t.head_dim_v == head_dim_v) return v;
+  }
+  return 0;
 }
 
 // d96, 192 rows (long bf16 prefills, entry 67; no-d96-m192 for A/Bs): three consumer warpgroups share each K/V

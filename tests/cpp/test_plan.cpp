@@ -702,6 +702,17 @@ TEST(TileTable, KeysAsMDecodeTile) {
   EXPECT_LE(per_cta + 1024, 233472);
   for (int v = 1; v <= 4; ++v) EXPECT_EQ(decode_variant_tile(v).query_rows, 0) << v;
   for (const TileShape& s : kTileShapes) EXPECT_EQ(s.query_rows, 0);
+  // d64's (tile 6): the table's d64 decode tile's block_n and stages
+  const TileShape t64 = decode_variant_tile(kKeysAsMD64DecodeVariant);
+  const TileShape table64 = find_tile_shape(64, 64, 64, false);
+  EXPECT_EQ(t64.query_rows, 8);
+  EXPECT_EQ(t64.head_dim, 64);
+  EXPECT_EQ(t64.block_n, table64.block_n);
+  EXPECT_EQ(t64.stages, table64.stages);
+  EXPECT_EQ(keys_as_m_variant(128, 128), kKeysAsMDecodeVariant);
+  EXPECT_EQ(keys_as_m_variant(64, 64), kKeysAsMD64DecodeVariant);
+  EXPECT_EQ(keys_as_m_variant(256, 256), 0);
+  EXPECT_EQ(keys_as_m_variant(192, 128), 0);
 }
 
 // Under tile=5 the plan takes the keys-as-M tile for bf16 d128 calls whose packed rows (max_seqlen_q x group) fit its
@@ -721,7 +732,9 @@ TEST(PlanUnderKeysAsM, DecodesWhoseRowsFitTakeTheKeysAsMTile) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 64, 4, 128, 4096, 0).tile_variant, 0);       // group 16
   EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);         // bf16 only
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, 0);         // d128 only
+  // d64 takes its own keys-as-M tile by the default rule, which tile=5 leaves on
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant,
+            Experiment::get().keys_as_m ? kKeysAsMD64DecodeVariant : 0);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
 }
 
@@ -765,14 +778,22 @@ TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
   EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, 0);
+  // d64: decode tile 6 (entry 91), on the same rule; not d96 / d192 / d256 (no keys-as-M tile)
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMD64DecodeVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 1).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0).tile_variant, 3);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 256, 4096, 0).tile_variant, 0);
+  // d72-96 decodes run padded to 128 (takes_d96_tiles keeps decodes there): tile 5
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 96, 4096, 0).tile_variant, kKeysAsMDecodeVariant);
   // the split count is the table tile's (same key blocks, one CTA per SM), which fp16 keeps
   for (int seqlen_k : {2048, 32768, 131072}) {
     for (int batch : {1, 4, 16}) {
-      const LaunchPlan p = decode_plan(DType::kBFloat16, batch, 8, 1, 128, seqlen_k, 0);
-      ASSERT_EQ(p.tile_variant, kKeysAsMDecodeVariant);
-      EXPECT_EQ(p.num_splits, decode_plan(DType::kFloat16, batch, 8, 1, 128, seqlen_k, 0).num_splits)
-          << batch << " x " << seqlen_k;
+      for (int d : {128, 64}) {
+        const LaunchPlan p = decode_plan(DType::kBFloat16, batch, 8, 1, d, seqlen_k, 0);
+        ASSERT_EQ(p.tile_variant, d == 128 ? kKeysAsMDecodeVariant : kKeysAsMD64DecodeVariant);
+        EXPECT_EQ(p.num_splits, decode_plan(DType::kFloat16, batch, 8, 1, d, seqlen_k, 0).num_splits)
+            << batch << " x " << seqlen_k << " d" << d;
+      }
     }
   }
 }
@@ -1130,17 +1151,18 @@ TEST(Plan, D64DecodeGridsTakeTwoCtasPerSm) {
   EXPECT_EQ(big.block_n, 128);
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 1).tile_variant, 3);
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 198, 2048, 0).tile_variant, 3);  // 198 CTAs = 1.5 x 132
-  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 197, 2048, 0).tile_variant, 0);
+  // one CTA per SM below 1.5 waves: the table's tile, or the keys-as-M one (KeysAsMTileWhereTheTableTileWouldRun)
+  EXPECT_NE(gpt_oss_decode_plan(DType::kBFloat16, 197, 2048, 0).tile_variant, 3);
   EXPECT_EQ(gpt_oss_decode_plan(DType::kFloat16, 512, 2048, 0).tile_variant, 0);  // built for bf16 only
   const LaunchPlan split = gpt_oss_decode_plan(DType::kBFloat16, 1, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
-  EXPECT_EQ(split.tile_variant, 0);
+  EXPECT_NE(split.tile_variant, 3);
 }
 
 // Under FLASHSEEK_EXPERIMENT=no-d64-cta2 (ctest plan_under_no_d64_cta2) the table's tile stays.
 TEST(PlanUnderExperiment, D64DecodeKeepsOneCtaUnderNoD64Cta2) {
   if (Experiment::get().d64_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-d64-cta2 (ctest)";
-  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0).tile_variant, 0);
+  EXPECT_NE(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0).tile_variant, 3);  // one CTA per SM
 }
 
 TEST(Experiment, ParsesD64TwoCtaTokens) {

@@ -1,10 +1,10 @@
-"""The keys-as-M decode tile (decode tile 5, FLASHSEEK_EXPERIMENT=tile=5; sm90/consumer_keys_as_m.h): bf16 d128
-calls whose packed query rows (query tokens x group heads) fit 8 columns run S^T = K Q^T and O^T = V^T P^T with
-the keys as M. The cases cover what that consumer does itself: the column softmax across four warps (several key
+"""The keys-as-M decode tiles (decode tiles 5 and 6, d128 and d64; sm90/consumer_keys_as_m.h): bf16 calls whose
+packed query rows (query tokens x group heads) fit 8 columns run S^T = K Q^T and O^T = V^T P^T with the keys as M,
+by default where the table's one-CTA decode tile would run (plan.cpp; tile=5 forces d128's wherever rows fit). The cases cover what that consumer does itself: the column softmax across four warps (several key
 blocks, a partial last block, a one-key sequence), masks per column (two causal tokens, a sliding window), soft
 cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
 TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
-whatever FLASHSEEK_EXPERIMENT is set (unset: the 64-row tile, the reference for the same inputs), and
+whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 64-row tiles), and
 test_module_under_keys_as_m re-runs the module in a subprocess under tile=5 (the variable is read once per
 process)."""
 
@@ -50,6 +50,13 @@ CASES = [
     _sc(G8, "6q1s700", "batched-gaps", kv_layout="batched", kv_gap=37),
     _sc(G8, "3q1s2500", "varlen-kv", kv_layout="varlen"),
     _sc(G8, "4q1s1500", "noout", out_given=False),
+    _sc(custom_heads(8, 1, 96), "4q1s1500", "d96-padded", return_lse=True),
+    # d64 (tile 6)
+    _sc("OSSt8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "d64-g8-varlen-partial-blocks", return_lse=True),
+    _sc("OSSt8", "q1s32k", "d64-splits32-md", num_splits=32, use_scheduler_metadata=True, return_lse=True),
+    _sc(custom_heads(8, 1, 64), "4q1s2000", "d64-sinks-window", sinks=True, window=(127, 0), return_lse=True),
+    _sc(custom_heads(8, 1, 64), "4q1s3000", "d64-softcap", softcap=30.0),
+    _sc(custom_heads(8, 2, 64), "4q2s700", "d64-two-tokens-causal", return_lse=True),
 ]
 
 
