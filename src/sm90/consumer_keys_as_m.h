@@ -14,12 +14,17 @@
 // n was issued ahead of it); the rescale of O^T and the P^T store wait for that P*V.
 // At the end O^T goes through shared memory into the 64-row accumulator layout, and the 64-row tile's epilogue
 // stores it (LSE, sinks, split partials as there).
+// Key-split form (Traits::kKeySplit 2, decode tile 7): two such warpgroups take alternate key blocks of an even
+// stage ring, each with its own P^T, maxima buffers and named barrier, so that one's per-block latency (barriers,
+// shuffles, the P^T round trip) overlaps the other's; their results merge as the key-split 64-row tile's do
+// (consumer.h merge_key_split).
 #pragma once
 
 #include <cuda_bf16.h>
 
 #include <type_traits>
 
+#include "consumer.h"
 #include "epilogue.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
@@ -50,8 +55,11 @@ struct ConsumerKeysAsM {
   static_assert(Traits::QTile::kSwizzleBytes == 128 && Traits::KTile::kSwizzleBytes == 128 &&
                     Traits::VTile::kSwizzleBytes == 128,
                 "128-byte swizzled Q, K and V");
-  static_assert(!Traits::kHeadPacked && Traits::kKeySplit == 1 && Traits::kConsumerWarpgroups == 1,
-                "one consumer warpgroup of one KV head");
+  static constexpr int kSplit = Traits::kKeySplit;
+  static_assert(!Traits::kHeadPacked && Traits::kConsumerWarpgroups == kSplit && (kSplit == 1 || kSplit == 2),
+                "one consumer warpgroup of one KV head, or two taking alternate key blocks");
+  static_assert(kSplit == 1 || Traits::kStages % kSplit == 0, "an even ring: each stage one warpgroup's (entry 89)");
+  static constexpr uint32_t kColMaxBytesPerWg = 2 * 4 * kQ * sizeof(float);
 
   // Accumulator element i of an m64 x kQ tile: row 16 warp + lane / 4 + 8 ((i >> 1) & 1), column
   // 8 (i >> 2) + 2 (lane % 4) + (i & 1), which is this thread's column slot col_slot(i).
@@ -71,12 +79,16 @@ struct ConsumerKeysAsM {
   }
 
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
-                             int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int tid) {
+                             int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
+                             int tid) {
     (void)b;
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
-    constexpr uint32_t kBar = static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0);
+    const int key_lane = kSplit == 1 ? 0 : wg;
+    const uint32_t kBar = static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + key_lane;
+    const uint32_t pt_offset = Traits::kPtOffset + key_lane * Traits::PtTile::kBytes;
+    const uint32_t col_max_offset = Traits::kColMaxOffset + key_lane * kColMaxBytesPerWg;
 
     // This thread's query columns: their tokens and the keys each sees (mask.h's limits per row).
     int key_lo[kCols], key_hi[kCols];
@@ -93,7 +105,7 @@ struct ConsumerKeysAsM {
     const uint64_t q_desc = make_smem_desc_sw128(base + Traits::kQOffset, 16, 1024);
     const uint64_t k_desc = make_smem_desc_sw128(base + Traits::kKOffset, 16, 1024);
     const uint64_t v_desc = make_smem_desc_sw128(base + Traits::kVOffset, Traits::VTile::kColumnBlockBytes, 1024);
-    const uint64_t pt_desc = make_smem_desc_sw128(base + Traits::kPtOffset, 16, 1024);
+    const uint64_t pt_desc = make_smem_desc_sw128(base + pt_offset, 16, 1024);
 
     float st[kKeyTiles][kAcc];
     float ot[kDvTiles][kAcc];
@@ -144,16 +156,19 @@ struct ConsumerKeysAsM {
       for (int t = 0; t < kDvTiles; ++t) fence_operands(ot[t]);
     };
 
-    const int n_iters = n_end - n_begin;
-    auto stage_of = [&](int it) { return it % Traits::kStages; };
-    auto phase_of = [&](int it) { return static_cast<uint32_t>((it / Traits::kStages) & 1); };
+    // This warpgroup's blocks: its it-th is the CTA's block key_lane + kSplit it (it itself with one warpgroup).
+    const int cta_iters = n_end - n_begin;
+    const int n_iters = kSplit == 1 ? cta_iters : cta_iters > key_lane ? (cta_iters - key_lane + kSplit - 1) / kSplit : 0;
+    auto block_of = [&](int it) { return key_lane + kSplit * it; };
+    auto stage_of = [&](int it) { return block_of(it) % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>((block_of(it) / Traits::kStages) & 1); };
     // Block it's step, S^T of the block complete in st; kHasNext: issue QK^T of block it + 1 ahead of this block's
     // P*V and wait for it, so that the next step's softmax runs under this P*V. A compile-time flag (the last
     // block's step is peeled), so that no wgmma sits in a branch ptxas cannot prove warp-uniform (C7518
     // serialized every wgmma when QK^T was issued under `if (it + 1 < n_iters)`).
     auto step = [&](int it, auto has_next) {
       constexpr bool kHasNext = decltype(has_next)::value;
-      const int n = n_end - 1 - it;  // last block first, as consumer.h (the blocks that need masking come first)
+      const int n = n_end - 1 - block_of(it);  // last block first, as consumer.h (the ones that need masking first)
       const int stage = stage_of(it);
       if (lane == 0) mbarrier_arrive(base + Traits::k_empty_barrier(stage));
 
@@ -189,7 +204,7 @@ struct ConsumerKeysAsM {
         m[c] = max_propagate_nan(m[c], __shfl_xor_sync(0xffffffffu, m[c], 8));
         m[c] = max_propagate_nan(m[c], __shfl_xor_sync(0xffffffffu, m[c], 16));
       }
-      float* warp_max = reinterpret_cast<float*>(smem + Traits::kColMaxOffset) + (it & 1) * 4 * kQ;
+      float* warp_max = reinterpret_cast<float*>(smem + col_max_offset) + (it & 1) * 4 * kQ;
       if (lane < 4) {
 #pragma unroll
         for (int c = 0; c < kCols; ++c) warp_max[warp * kQ + column_of_slot(c, lane)] = m[c];
@@ -239,8 +254,7 @@ struct ConsumerKeysAsM {
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) {
           const int key = 64 * t + 16 * warp + lane / 4 + 8 * ((i >> 1) & 1);
-          const uint32_t addr = base + Traits::kPtOffset +
-                                Traits::PtTile::element_offset(column_of_slot(col_slot(i), lane), key);
+          const uint32_t addr = base + pt_offset + Traits::PtTile::element_offset(column_of_slot(col_slot(i), lane), key);
           const uint16_t bits = __bfloat16_as_ushort(__float2bfloat16_rn(st[t][i]));
           asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(bits) : "memory");
         }
@@ -268,7 +282,7 @@ struct ConsumerKeysAsM {
 
     if (n_iters > 0) {
       mbarrier_wait(base + Traits::q_full_barrier(), 0);
-      mbarrier_wait(base + Traits::k_full_barrier(0), 0);
+      mbarrier_wait(base + Traits::k_full_barrier(stage_of(0)), phase_of(0));
       fence_proxy_async_shared();
       wgmma_fence();
       qk(0);
@@ -290,16 +304,22 @@ struct ConsumerKeysAsM {
       col_sum[c] += __shfl_xor_sync(0xffffffffu, col_sum[c], 8);
       col_sum[c] += __shfl_xor_sync(0xffffffffu, col_sum[c], 16);
     }
-    float* warp_sum = reinterpret_cast<float*>(smem + Traits::kColMaxOffset) + (n_iters & 1) * 4 * kQ;
+    float* warp_sum = reinterpret_cast<float*>(smem + col_max_offset) + (n_iters & 1) * 4 * kQ;
     if (lane < 4) {
 #pragma unroll
       for (int c = 0; c < kCols; ++c) warp_sum[warp * kQ + column_of_slot(c, lane)] = col_sum[c];
     }
     // O^T, the column maxima and sums into the K stages (no GEMM reads them any more, and the producer loads no
     // block past the CTA's last): row c of kDv + 4 floats (the pad spreads a warp's stores over the banks).
+    // Key-split: only after both warpgroups retired their GEMMs, each in its own region past the one
+    // merge_key_split exchanges through.
     constexpr int kXRow = Traits::kDv + 4;
-    static_assert((kQ * kXRow + 2 * kQ) * 4 <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
-    float* xo = reinterpret_cast<float*>(smem + Traits::kKOffset);
+    constexpr uint32_t kXBytes = (kQ * kXRow + 2 * kQ) * 4;
+    constexpr uint32_t kMergeBytes = (4 + kORegs) * 128 * 4;
+    constexpr uint32_t kXOffset = kSplit == 1 ? 0 : (kMergeBytes + 1023) / 1024 * 1024;
+    static_assert(kXOffset + kSplit * kXBytes <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
+    if constexpr (kSplit > 1) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kKeySplitMerge), 128 * kSplit);
+    float* xo = reinterpret_cast<float*>(smem + Traits::kKOffset + kXOffset + key_lane * kXBytes);
     float* x_max = xo + kQ * kXRow;
     float* x_sum = x_max + kQ;
 #pragma unroll
@@ -339,6 +359,20 @@ struct ConsumerKeysAsM {
         for (int e = 0; e < 2; ++e) {
           o[4 * j + 2 * r + e] = held ? xo[row * kXRow + 8 * j + 2 * (lane & 3) + e] : 0.f;
         }
+      }
+    }
+    if constexpr (kSplit > 1) {
+      OnlineSoftmax<kN> merged;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        merged.row_max[r] = row_max[r];
+        merged.row_sum[r] = row_sum[r];
+      }
+      if (!Consumer<Traits>::merge_key_split(merged, o, scale_log2, smem, key_lane, tid)) return;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        row_max[r] = merged.row_max[r];
+        row_sum[r] = merged.row_sum[r];
       }
     }
     Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, 1.f, row_max,

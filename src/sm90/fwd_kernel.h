@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
                    : (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0)
                                                         : warpgroup - 1;
     if constexpr (Traits::kQueryRows > 0) {
-      ConsumerKeysAsM<Traits>::run(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, tid);
+      ConsumerKeysAsM<Traits>::run(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, wg, tid);
     } else {
       Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
                                                  wg, tid);

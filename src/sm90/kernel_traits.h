@@ -149,12 +149,13 @@ struct FwdKernelTraits {
   // query rows floats, alternating by block).
   static constexpr int kQueryRows = kShape.query_rows;
   static_assert(kQueryRows == 0 || ((kQueryRows == 8 || kQueryRows == 16) && kBlockM == 64 && !kFp8Kv &&
-                                    kKeySplit == 1 && kCtasPerSm == 1 && kD % 64 == 0 && kDv % 64 == 0),
-                "keys-as-M tiles: 8 or 16 query rows, one 16-bit consumer warpgroup");
+                                    kCtasPerSm == 1 && kD % 64 == 0 && kDv % 64 == 0),
+                "keys-as-M tiles: 8 or 16 query rows, 16-bit, one CTA per SM");
+  // One P^T tile and one pair of maxima buffers per consumer warpgroup (two on the key-split form, decode tile 7).
   using PtTile = SwizzledTile<kQueryRows == 0 ? 8 : kQueryRows, kQueryRows == 0 ? 64 : kBlockN>;
   static constexpr uint32_t kPtOffset = (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024;
-  static constexpr uint32_t kColMaxOffset = kPtOffset + PtTile::kBytes;
-  static constexpr uint32_t kColMaxBytes = 2 * 4 * kQueryRows * sizeof(float);
+  static constexpr uint32_t kColMaxOffset = kPtOffset + kConsumerWarpgroups * PtTile::kBytes;
+  static constexpr uint32_t kColMaxBytes = kConsumerWarpgroups * 2 * 4 * kQueryRows * sizeof(float);
   static constexpr uint32_t kBarrierOffset = kFp8Native        ? kOStagingOffset + OTile::kBytes
                                              : kQueryRows > 0 ? kColMaxOffset + kColMaxBytes
                                                               : kRowOffsetsOffset + kRowOffsetsBytes;

@@ -713,6 +713,13 @@ TEST(TileTable, KeysAsMDecodeTile) {
   EXPECT_EQ(keys_as_m_variant(64, 64), kKeysAsMD64DecodeVariant);
   EXPECT_EQ(keys_as_m_variant(256, 256), 0);
   EXPECT_EQ(keys_as_m_variant(192, 128), 0);
+  // tile 7 (entry 92): tile 5's consumer on two warpgroups over an even ring of 64-key blocks; an experiment only
+  const TileShape t7 = decode_variant_tile(7);
+  EXPECT_EQ(t7.query_rows, 8);
+  EXPECT_EQ(t7.key_split, 2);
+  EXPECT_EQ(t7.block_n, 64);
+  EXPECT_EQ(t7.stages % t7.key_split, 0);
+  EXPECT_GT(t7.stages, t7.key_split);
 }
 
 // Under tile=5 the plan takes the keys-as-M tile for bf16 d128 calls whose packed rows (max_seqlen_q x group) fit its

@@ -5,8 +5,8 @@ blocks, a partial last block, a one-key sequence), masks per column (two causal 
 cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
 TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 64-row tiles), and
-test_module_under_keys_as_m re-runs the module in a subprocess under tile=5 (the variable is read once per
-process)."""
+test_module_under_keys_as_m re-runs the module in a subprocess under tile=5, test_module_under_keys_as_m_key_split
+under tile=7 (the key-split form, entry 92; the variable is read once per process)."""
 
 import importlib.util
 import os
@@ -25,7 +25,8 @@ import flashseek  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
-UNDER_TILE5 = "tile=5" in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+_TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
+UNDER_FORCED_TILE = "tile=5" in _TOKENS or "tile=7" in _TOKENS
 _CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
                  if importlib.util.find_spec("pytest_timeout") else [])
 
@@ -73,14 +74,25 @@ def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
     md = flashseek.get_scheduler_metadata(1, 1, 32768, 8, 1, 128, seqlens, qkv_dtype=torch.bfloat16, page_size=16,
                                           num_splits=32)
     header = md[:8].tolist()
-    assert header[1] == 32 and header[2] == 64 and header[3] == 128, header
+    block_n = 64 if "tile=7" in _TOKENS else 128  # tile 7: 64-key blocks on its even ring (entry 92)
+    assert header[1] == 32 and header[2] == 64 and header[3] == block_n, header
 
 
-@pytest.mark.skipif(UNDER_TILE5, reason="this process already runs under tile=5")
-def test_module_under_keys_as_m():
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT="tile=5", FLASHSEEK_TEST_SEED=str(session_seed()))
+def _rerun_module_under(experiment):
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
                            "-p", "no:cacheprovider", *_CASE_TIMEOUT],
                           env=env, capture_output=True, text=True, timeout=300)
     tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT=tile=5: module failed\n{tail}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
+
+
+@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
+def test_module_under_keys_as_m():
+    _rerun_module_under("tile=5")
+
+
+# Decode tile 7 (entry 92): the key-split form, two consumer warpgroups on alternate 64-key blocks, merged at the end.
+@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
+def test_module_under_keys_as_m_key_split():
+    _rerun_module_under("tile=7")
