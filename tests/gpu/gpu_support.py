@@ -1,7 +1,10 @@
-"""Shared by the GPU test modules: the skip guard, the seed, and an assertion that prints everything needed to
-replay a failure."""
+"""Shared by the GPU test modules: the skip guard, the seed, an assertion that prints everything needed to
+replay a failure, and the rerun of a module under a FLASHSEEK_EXPERIMENT value (read once per process)."""
 
+import importlib.util
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -22,3 +25,20 @@ def session_seed() -> int:
 def assert_passes(scenario, result, seed):
     assert result.correct, (f"{scenario.name} (seed {seed}, FLASHSEEK_TEST_SEED={session_seed()}): {result.summary()}"
                             f"\n  scenario: {scenario}")
+
+
+# Where pytest-timeout is installed, a case of a rerun module fails after 120 s instead of a hung kernel holding the
+# GPU run.
+_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
+                 if importlib.util.find_spec("pytest_timeout") else [])
+
+
+def rerun_module_under(module_file: str, experiment: str):
+    """Runs the test module at module_file in a subprocess under FLASHSEEK_EXPERIMENT=experiment, with this session's
+    seed; fails with the tail of its output if any case fails."""
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
+    proc = subprocess.run([sys.executable, "-m", "pytest", os.path.abspath(module_file), "-q", "-x",
+                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
+                          env=env, capture_output=True, text=True, timeout=300)
+    tail = "\n".join(proc.stdout.splitlines()[-30:])
+    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"

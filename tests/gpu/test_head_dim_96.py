@@ -9,19 +9,10 @@ and test_module_under_d96_before_m192 under no-d96-m192,no-d96-persist (the 128-
 short ones padded to 128: the rule before entries 67 and 68)."""
 
 import os
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
 
-from gpu_support import assert_passes, require_kernels, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
 
 require_kernels()
-
-# Where pytest-timeout is installed, a case of a rerun module fails after 120 s instead of a hung kernel holding
-# the GPU run.
-_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
-                 if importlib.util.find_spec("pytest_timeout") else [])
 
 import pytest  # noqa: E402
 
@@ -62,21 +53,12 @@ def test_d96_case(scenario):
     assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
 
 
-def _rerun_module_under(experiment):
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
-                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
-                          env=env, capture_output=True, text=True, timeout=300)
-    tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
-
-
 @pytest.mark.skipif(UNDER_D96 or UNDER_NO_D96_M192, reason="this process already runs under an experiment")
 def test_module_under_d96():
-    _rerun_module_under("d96")
+    rerun_module_under(__file__, "d96")
 
 
 # The 128-row d96 one-tile prefill and the padded short prefills, which no-d96-m192,no-d96-persist keep for A/Bs.
 @pytest.mark.skipif(UNDER_D96 or UNDER_NO_D96_M192, reason="this process already runs under an experiment")
 def test_module_under_d96_before_m192():
-    _rerun_module_under("no-d96-m192,no-d96-persist")
+    rerun_module_under(__file__, "no-d96-m192,no-d96-persist")

@@ -8,13 +8,9 @@ whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 
 test_module_under_keys_as_m re-runs the module in a subprocess under tile=5, test_module_under_keys_as_m_key_split
 under tile=7 (the key-split form, entry 92; the variable is read once per process)."""
 
-import importlib.util
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-from gpu_support import assert_passes, require_kernels, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
 
 require_kernels()
 
@@ -27,8 +23,6 @@ from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
 UNDER_FORCED_TILE = "tile=5" in _TOKENS or "tile=7" in _TOKENS
-_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
-                 if importlib.util.find_spec("pytest_timeout") else [])
 
 
 def _sc(heads, batch, name, **kw):
@@ -78,21 +72,12 @@ def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
     assert header[1] == 32 and header[2] == 64 and header[3] == block_n, header
 
 
-def _rerun_module_under(experiment):
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
-                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
-                          env=env, capture_output=True, text=True, timeout=300)
-    tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
-
-
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
 def test_module_under_keys_as_m():
-    _rerun_module_under("tile=5")
+    rerun_module_under(__file__, "tile=5")
 
 
 # Decode tile 7 (entry 92): the key-split form, two consumer warpgroups on alternate 64-key blocks, merged at the end.
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
 def test_module_under_keys_as_m_key_split():
-    _rerun_module_under("tile=7")
+    rerun_module_under(__file__, "tile=7")

@@ -6,20 +6,11 @@ in a subprocess under no-persist192 (the 128-row persistent kernel) and persist1
 where the persistent kernel runs, entry 44); the variable is read once per process. The page-1 case
 takes the one-tile kernel (no TMA, so no persistent kernel) and the fp16 case the 128-row tile on either setting."""
 
-import importlib.util
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-from gpu_support import assert_passes, require_kernels, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
 
 require_kernels()
-
-# Where pytest-timeout is installed, a case of the rerun module fails after 120 s instead of a hung kernel holding
-# the GPU run.
-_CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
-                 if importlib.util.find_spec("pytest_timeout") else [])
 
 import pytest  # noqa: E402
 
@@ -55,9 +46,4 @@ def test_persist192_case(scenario):
 @pytest.mark.skipif(UNDER, reason="this process already runs under one of the rerun values")
 @pytest.mark.parametrize("experiment", RERUN_UNDER)
 def test_module_under(experiment):
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
-                           "-p", "no:cacheprovider", *_CASE_TIMEOUT],
-                          env=env, capture_output=True, text=True, timeout=300)
-    tail = "\n".join(proc.stdout.splitlines()[-30:])
-    assert proc.returncode == 0, f"FLASHSEEK_EXPERIMENT={experiment}: module failed\n{tail}\n{proc.stderr[-2000:]}"
+    rerun_module_under(__file__, experiment)
