@@ -52,7 +52,11 @@ using ExperimentLoopFlags = LoopFlagList<
     kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
-    kExpBase>;                                                                      // 1539
+    kExpBase,                                                                       // 1539
+    // run()'s one-tile values without kLoopOverlap (entry 93: FA3's placement, the P*V wait above the softmax, so
+    // V is released ~300 cycles earlier a block and the pingpong alone overlaps; bitwise equal)
+    (kDefaultLoopFlags & ~kLoopOverlap) | kLoopLeanTail,                            // 529922
+    (kDefaultLoopFlags & ~kLoopOverlap) | kLoopQTma | kLoopLeanTail>;               // 792066
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
 using ExperimentLoopFlagsD64 =
