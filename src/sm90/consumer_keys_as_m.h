@@ -1,5 +1,6 @@
-// The consumer warpgroup of the keys-as-M decode tiles (TileShape::query_rows, decode tile 5): the CTA's packed
-// query rows (query tokens x the KV head's query heads, at most kQ) are the GEMMs' N and the keys their M.
+// The consumer warpgroup of the keys-as-M decode tiles (TileShape::query_rows; decode tiles 5 and 6, d128 and d64,
+// and 7, the key-split form): the CTA's packed query rows (query tokens x the KV head's query heads, at most kQ)
+// are the GEMMs' N and the keys their M.
 //
 // A decode at GQA 8 has 8 query rows per KV head. On the 64-row tile (consumer.h) 7/8 of its QK^T, softmax and P*V
 // are padding, and where a CTA streams alone (a caller's split bound, a handful of sequences) that chain sets the
@@ -94,12 +95,7 @@ struct ConsumerKeysAsM {
     int key_lo[kCols], key_hi[kCols];
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
-      const int tok = p.qheads_div.div(row_begin + column_of_slot(c, lane));
-      key_hi[c] = min(mask.seqlen_k - 1, mask.right == AttentionMask::kUnbounded
-                                             ? AttentionMask::kUnbounded
-                                             : mask.local_last(tok + mask.diag + mask.right));
-      key_lo[c] = mask.left == AttentionMask::kUnbounded ? -AttentionMask::kUnbounded
-                                                         : mask.local_first(tok + mask.diag - mask.left);
+      mask.visible_keys(p.qheads_div.div(row_begin + column_of_slot(c, lane)), key_lo[c], key_hi[c]);
     }
 
     const uint64_t q_desc = make_smem_desc_sw128(base + Traits::kQOffset, 16, 1024);

@@ -85,6 +85,12 @@ struct AttentionMask {
            (left != kUnbounded && first < local_first(tok_max + diag - left));
   }
 
+  // The keys query token `tok` sees: [lo, hi] (local key indices; the limits above, seqlen_k included).
+  __device__ __forceinline__ void visible_keys(int tok, int& lo, int& hi) const {
+    hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(tok + diag + right));
+    lo = left == kUnbounded ? -kUnbounded : local_first(tok + diag - left);
+  }
+
   // Masks the m64 x kN accumulator tile of one thread: rows `row_tok[0..1]` (tokens of accumulator rows g and
   // g + 8), columns n * kN + 8 * j + 2 * (lane % 4) + {0, 1}; by one bit mask per (row, e) (mask_bits.h, entry 75).
   template <int kN>
@@ -93,8 +99,8 @@ struct AttentionMask {
     const int col0 = n * kN + 2 * (lane & 3);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(row_tok[r] + diag + right));
-      const int lo = left == kUnbounded ? -kUnbounded : local_first(row_tok[r] + diag - left);
+      int lo, hi;
+      visible_keys(row_tok[r], lo, hi);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const uint32_t visible = row_column_bits<kN>(lo, hi, col0, e);
@@ -132,8 +138,8 @@ struct AttentionMask {
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(row_tok[r] + diag + right));
-      const int lo = left == kUnbounded ? -kUnbounded : local_first(row_tok[r] + diag - left);
+      int lo, hi;
+      visible_keys(row_tok[r], lo, hi);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const bool own_head = ((t0 + e) & ((1 << heads_log2) - 1)) == row_head[r];
