@@ -47,6 +47,8 @@
 //   no-keys-as-m keep the table's d128 / d64 decode tiles where the plan takes decode tile 5 / 6 (keys as the GEMMs'
 //                M: bf16 calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the
 //                caller's num_splits not 1; entries 90, 91). keys-as-m: the default, kept for older commands
+//   fp8-keys-as-m  the same rule for e4m3 q, k and v at d128 on the native tiles with fp16 P*V (variant 208,
+//                entry 94; an experiment, not measured yet)
 //   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
 //                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
@@ -175,6 +177,7 @@ struct Experiment {
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
+  bool fp8_keys_as_m = false;  // ... for native e4m3 d128 decodes (variant 208, entry 94; not yet measured)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
@@ -252,6 +255,7 @@ struct Experiment {
       else if (t == "no-cta2") e.auto_two_ctas = false;
       else if (t == "no-keys-as-m") e.keys_as_m = false;
       else if (t == "keys-as-m") e.keys_as_m = true;
+      else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
       else if (t == "no-fp8-cta2") e.fp8_two_ctas = false;
       else if (t == "d64-cta2") e.d64_two_ctas = true;
       else if (t == "no-d64-cta2") e.d64_two_ctas = false;

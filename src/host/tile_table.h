@@ -177,6 +177,11 @@ constexpr TileShape kFp8NativeF16PvD128DecodeTile = {128, 128, 64, 128, 3, true,
 // raw ones instead of three and four (Q 8 + 2 x (8 + 16) + 3 x 8 raw + 2 + O 16 = 98 KB, two CTAs a SM as before).
 constexpr int kFp8NativeF16PvTwoCtaVariant = 206;
 constexpr TileShape kFp8NativeF16PvTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2, true};
+// ... and the keys-as-M form of the d128 decode tile (variant 208, FLASHSEEK_EXPERIMENT=fp8-keys-as-m; entry 94):
+// decode tile 5's consumer on e4m3 q and K (S^T = K Q^T, m64n8k32) and the widened fp16 V (O^T = V^T P^T), where
+// the packed rows fit 8. The same stages and producer as the 64-row tile; P^T and the maxima add 2.25 KB.
+constexpr int kFp8NativeKeysAsMVariant = 208;
+constexpr TileShape kFp8NativeKeysAsMTile = {128, 128, 64, 128, 3, true, 3, 1, true, true, 1, 8};
 constexpr TileShape kFp8NativeTiles[] = {
     {128, 128, 128, 128, 3, true, 4, 1, true},
     {128, 128, 64, 128, 4, true, 4, 1, true},

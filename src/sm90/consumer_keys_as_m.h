@@ -19,9 +19,13 @@
 // stage ring, each with its own P^T, maxima buffers and named barrier, so that one's per-block latency (barriers,
 // shuffles, the P^T round trip) overlaps the other's; their results merge as the key-split 64-row tile's do
 // (consumer.h merge_key_split).
+// e4m3 form (Traits::kFp8Native with kF16Pv, variant 208): S^T from the e4m3 K stage and Q (m64n8k32, both K-major),
+// O^T from the producer's fp16 V (widened, exact) and an fp16 P^T carrying the 2^8 factor of the native tiles
+// (Traits::kPScale, divided out in the epilogue); the descales as consumer.h applies them.
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <type_traits>
 
@@ -41,16 +45,22 @@ namespace flashseek::sm90 {
 template <class Traits>
 struct ConsumerKeysAsM {
   using Element = typename Traits::Element;
+  using PvMma = typename Traits::PvMmaElement;  // P^T's and V's type: the 16-bit Element, or fp16 (native e4m3)
+  static constexpr bool kNative = Traits::kFp8Native;
+  // exp2's argument + 8 on the native tiles (their P scale, 2^8; kernel_traits.h kPScale)
+  static constexpr int kExpBiasLog2 = kNative ? 8 : 0;
+  static_assert(Traits::kPScale == (kNative ? 256.f : 1.f), "the exponent bias is the P scale");
   static constexpr int kQ = Traits::kQueryRows;
   static constexpr int kN = Traits::kBlockN;
   static constexpr int kKeyTiles = kN / 64;          // m64 tiles of S^T per block
   static constexpr int kDvTiles = Traits::kDv / 64;  // m64 tiles of O^T
   static constexpr int kAcc = kQ / 2;                // floats of one m64 x kQ accumulator per thread
   static constexpr int kCols = kQ / 4;               // query columns a thread holds
-  static constexpr int kQkSteps = Traits::kD / 16;
+  static constexpr int kQkSteps = Traits::kD * Traits::kElementBytes / 32;  // 32 bytes of the head dim a step
   static constexpr int kPvSteps = kN / 16;
   static constexpr int kORegs = Traits::kDv / 2;
-  static_assert(std::is_same_v<Element, __nv_bfloat16>, "bf16 only (WgmmaSSTransA)");
+  static_assert((std::is_same_v<Element, __nv_bfloat16> && !Traits::kFp8Kv) || (kNative && Traits::kF16Pv),
+                "bf16, or native e4m3 with fp16 P*V");
   static_assert(kQ == 8 || kQ == 16, "n8 or n16 wgmmas");
   static_assert(kN % 64 == 0, "whole m64 key tiles");
   static_assert(Traits::QTile::kSwizzleBytes == 128 && Traits::KTile::kSwizzleBytes == 128 &&
@@ -82,7 +92,6 @@ struct ConsumerKeysAsM {
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
                              int tid) {
-    (void)b;
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
@@ -116,8 +125,15 @@ struct ConsumerKeysAsM {
       col_max[c] = -INFINITY;
       col_sum[c] = 0.f;
     }
-    const float scale_log2 = p.score_scale_log2;
-    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale / p.softcap : 0.f;
+    // e4m3: S is computed from the stored values; q_descale x k_descale of this (sequence, KV head) joins the logit
+    // scale (inside the soft cap's argument with softcap), v_descale multiplies O in the epilogue (as consumer.h).
+    float qk_descale = 1.f, v_descale = 1.f;
+    if constexpr (Traits::kFp8Kv) {
+      qk_descale = p.q_descale.load(b, kv_head) * p.k_descale.load(b, kv_head);
+      v_descale = p.v_descale.load(b, kv_head);
+    }
+    const float scale_log2 = p.softcap > 0.f ? p.score_scale_log2 : p.score_scale_log2 * qk_descale;
+    const float softcap_scale = p.softcap > 0.f ? p.softmax_scale * qk_descale / p.softcap : 0.f;
 
     auto qk = [&](int stage) {
 #pragma unroll
@@ -127,7 +143,11 @@ struct ConsumerKeysAsM {
           const uint64_t a = desc_plus(k_desc, stage * Traits::KTile::kBytes + t * 64 * Traits::KTile::kRowBytes +
                                                    k_step_offset<typename Traits::KTile>(ks));
           const uint64_t bq = desc_plus(q_desc, k_step_offset<typename Traits::QTile>(ks));
-          WgmmaSS<Element, kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
+          if constexpr (kNative) {
+            WgmmaSSE4m3<kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
+          } else {
+            WgmmaSS<Element, kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
+          }
         }
       }
     };
@@ -139,7 +159,7 @@ struct ConsumerKeysAsM {
           const uint64_t a = desc_plus(v_desc, stage * Traits::VTile::kBytes + t * Traits::VTile::kColumnBlockBytes +
                                                    kk * 16 * Traits::VTile::kRowBytes);
           const uint64_t bp = desc_plus(pt_desc, k_step_offset<typename Traits::PtTile>(kk));
-          WgmmaSSTransA<Element, kQ>::run(ot[t], a, bp, 1);
+          WgmmaSSTransA<PvMma, kQ>::run(ot[t], a, bp, 1);
         }
       }
     };
@@ -226,7 +246,9 @@ struct ConsumerKeysAsM {
       for (int t = 0; t < kKeyTiles; ++t) {
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) {
-          const float e = fast_exp2(fmaf(st[t][i], scale_log2, -shift[col_slot(i)]));
+          const float bias_minus_shift = kExpBiasLog2 == 0 ? -shift[col_slot(i)]
+                                                           : static_cast<float>(kExpBiasLog2) - shift[col_slot(i)];
+          const float e = fast_exp2(fmaf(st[t][i], scale_log2, bias_minus_shift));
           st[t][i] = e;
           sum[col_slot(i)] += e;
         }
@@ -251,7 +273,12 @@ struct ConsumerKeysAsM {
         for (int i = 0; i < kAcc; ++i) {
           const int key = 64 * t + 16 * warp + lane / 4 + 8 * ((i >> 1) & 1);
           const uint32_t addr = base + pt_offset + Traits::PtTile::element_offset(column_of_slot(col_slot(i), lane), key);
-          const uint16_t bits = __bfloat16_as_ushort(__float2bfloat16_rn(st[t][i]));
+          uint16_t bits;
+          if constexpr (std::is_same_v<PvMma, __half>) {
+            bits = __half_as_ushort(__float2half_rn(st[t][i]));
+          } else {
+            bits = __bfloat16_as_ushort(__float2bfloat16_rn(st[t][i]));
+          }
           asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(bits) : "memory");
         }
       }
@@ -371,7 +398,7 @@ struct ConsumerKeysAsM {
         row_sum[r] = merged.row_sum[r];
       }
     }
-    Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, 1.f, row_max,
+    Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, v_descale, row_max,
                                                  row_sum, row_tok, o, smem, 0, tid);
   }
 };

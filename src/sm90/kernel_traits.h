@@ -28,6 +28,7 @@ struct FwdKernelTraits {
           ? fp8_native_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeF16PvVariant ? fp8_native_f16pv_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeF16PvTwoCtaVariant ? kFp8NativeF16PvTwoCtaTile
+      : kVariant_ == kFp8NativeKeysAsMVariant     ? kFp8NativeKeysAsMTile
       : kVariant_ == kFp8NativeTwoCtaVariant  ? kFp8NativeTwoCtaTile
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
       : kVariant_ == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
@@ -63,7 +64,8 @@ struct FwdKernelTraits {
   // so the second wgmma costs it nothing; prefill pays 1.5 units of e4m3 tensor work instead of 1 (bf16: 2).
   // Native e4m3, variant 205 (kF16Pv): P*V in fp16 on a V tile the producer widened from e4m3 (exact), P as one
   // fp16 term; QK^T stays e4m3.
-  static constexpr bool kF16Pv = kVariant_ == kFp8NativeF16PvVariant || kVariant_ == kFp8NativeF16PvTwoCtaVariant;
+  static constexpr bool kF16Pv = kVariant_ == kFp8NativeF16PvVariant || kVariant_ == kFp8NativeF16PvTwoCtaVariant ||
+                                 kVariant_ == kFp8NativeKeysAsMVariant;
   static_assert(!kF16Pv || kFp8Native, "fp16 P*V is a native e4m3 variant");
   static constexpr bool kSplitP = kFp8Native && !kF16Pv && kVariant_ != kFp8NativeOnePVariant;
   // The P*V operands' type: e4m3 (P and V^T) on the native tiles, fp16 on kF16Pv, else the 16-bit Element.
@@ -148,16 +150,18 @@ struct FwdKernelTraits {
   // the 128-byte swizzle: the B operand of O^T = V^T P^T), then the warps' column maxima (two buffers of 4 warps x
   // query rows floats, alternating by block).
   static constexpr int kQueryRows = kShape.query_rows;
-  static_assert(kQueryRows == 0 || ((kQueryRows == 8 || kQueryRows == 16) && kBlockM == 64 && !kFp8Kv &&
+  static_assert(kQueryRows == 0 || ((kQueryRows == 8 || kQueryRows == 16) && kBlockM == 64 && (!kFp8Kv || kF16Pv) &&
                                     kCtasPerSm == 1 && kD % 64 == 0 && kDv % 64 == 0),
-                "keys-as-M tiles: 8 or 16 query rows, 16-bit, one CTA per SM");
+                "keys-as-M tiles: 8 or 16 query rows, 16-bit P*V (16-bit, or native e4m3 with fp16 P*V), one CTA per SM");
   // One P^T tile and one pair of maxima buffers per consumer warpgroup (two on the key-split form, decode tile 7).
   using PtTile = SwizzledTile<kQueryRows == 0 ? 8 : kQueryRows, kQueryRows == 0 ? 64 : kBlockN>;
-  static constexpr uint32_t kPtOffset = (kRowOffsetsOffset + kRowOffsetsBytes + 1023) / 1024 * 1024;
+  // (Native e4m3: past its O staging tile.)
+  static constexpr uint32_t kPtOffset =
+      ((kFp8Native ? kOStagingOffset + OTile::kBytes : kRowOffsetsOffset + kRowOffsetsBytes) + 1023) / 1024 * 1024;
   static constexpr uint32_t kColMaxOffset = kPtOffset + kConsumerWarpgroups * PtTile::kBytes;
   static constexpr uint32_t kColMaxBytes = kConsumerWarpgroups * 2 * 4 * kQueryRows * sizeof(float);
-  static constexpr uint32_t kBarrierOffset = kFp8Native        ? kOStagingOffset + OTile::kBytes
-                                             : kQueryRows > 0 ? kColMaxOffset + kColMaxBytes
+  static constexpr uint32_t kBarrierOffset = kQueryRows > 0 ? kColMaxOffset + kColMaxBytes
+                                             : kFp8Native     ? kOStagingOffset + OTile::kBytes
                                                               : kRowOffsetsOffset + kRowOffsetsBytes;
   // Barriers: q_full, then per stage k_full, k_empty, v_full, v_empty; native e4m3 adds per raw stage v_raw_full
   // (V's TMA landed) and v_raw_empty (the four producer warps transposed it).

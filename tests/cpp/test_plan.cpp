@@ -745,6 +745,32 @@ TEST(PlanUnderKeysAsM, DecodesWhoseRowsFitTakeTheKeysAsMTile) {
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
 }
 
+// Under fp8-keys-as-m (entry 94) e4m3 d128 decodes whose packed rows fit 8 take the native keys-as-M tile (variant
+// 208) where the native 64-row tile would run, with its split count; not the two-CTA grids, not num_splits = 1, not
+// 16 rows or d64; bf16 keeps its own rule.
+TEST(PlanUnderFp8KeysAsM, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
+  if (!Experiment::get().fp8_keys_as_m) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-keys-as-m (ctest)";
+  const LaunchPlan one = decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 32);
+  EXPECT_EQ(one.tile_variant, kFp8NativeKeysAsMVariant);
+  EXPECT_EQ(one.num_splits, 32);
+  EXPECT_EQ(one.block_n, 128);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 32, 8, 128, 4096, 0, 2).tile_variant, kFp8NativeKeysAsMVariant);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 1).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);   // 16 rows
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 64, 4096, 0).tile_variant, 0);        // d128 only
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant, kKeysAsMDecodeVariant);
+  // the split count is chosen before the rule, from the native 64-row tile's shape: the same as a group of 16 on that
+  // tile gets here (16 rows: no keys-as-M tile; its larger combine does not move these counts)
+  for (int seqlen_k : {2048, 32768, 131072}) {
+    const LaunchPlan p = decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, seqlen_k, 0);
+    ASSERT_EQ(p.tile_variant, kFp8NativeKeysAsMVariant);
+    const LaunchPlan g16 = decode_plan(DType::kFloat8E4M3, 1, 16, 1, 128, seqlen_k, 0);
+    ASSERT_EQ(g16.tile_variant, 0);
+    EXPECT_EQ(p.num_splits, g16.num_splits) << seqlen_k;
+  }
+}
+
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
 TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {

@@ -22,7 +22,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
-UNDER_FORCED_TILE = "tile=5" in _TOKENS or "tile=7" in _TOKENS
+UNDER_FORCED_TILE = "tile=5" in _TOKENS or "tile=7" in _TOKENS or "fp8-keys-as-m" in _TOKENS
 
 
 def _sc(heads, batch, name, **kw):
@@ -52,6 +52,16 @@ CASES = [
     _sc(custom_heads(8, 1, 64), "4q1s2000", "d64-sinks-window", sinks=True, window=(127, 0), return_lse=True),
     _sc(custom_heads(8, 1, 64), "4q1s3000", "d64-softcap", softcap=30.0),
     _sc(custom_heads(8, 2, 64), "4q2s700", "d64-two-tokens-causal", return_lse=True),
+    # e4m3 q, k and v at d128 (variant 208 under fp8-keys-as-m; the native 64-row tile otherwise)
+    _sc("L70t8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "e4m3-g8-varlen", dtype="e4m3", descale="random",
+        return_lse=True),
+    _sc("L70t8", "q1s32k", "e4m3-splits32-md", dtype="e4m3", descale="stride0", num_splits=32,
+        use_scheduler_metadata=True, return_lse=True),
+    _sc(G8, "4q1s2000", "e4m3-sinks-window-softcap", dtype="e4m3", descale="random", sinks=True,
+        window=(255, 0), softcap=30.0),
+    _sc(custom_heads(8, 2, 128), "4q2s700", "e4m3-two-tokens-causal", dtype="e4m3", descale="random",
+        return_lse=True),
+    _sc(G8, "4q1s1328", "e4m3-page1", dtype="e4m3", page_size=1),
 ]
 
 
@@ -75,6 +85,12 @@ def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
 def test_module_under_keys_as_m():
     rerun_module_under(__file__, "tile=5")
+
+
+# The e4m3 keys-as-M tile (variant 208, entry 94): the e4m3 cases on it, the others as by default.
+@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
+def test_module_under_fp8_keys_as_m():
+    rerun_module_under(__file__, "fp8-keys-as-m")
 
 
 # Decode tile 7 (entry 92): the key-split form, two consumer warpgroups on alternate 64-key blocks, merged at the end.

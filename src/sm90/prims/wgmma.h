@@ -80,7 +80,8 @@ struct WgmmaRS;
 #include "wgmma_ops.inc"
 
 // A and B from shared memory, A MN-major (transposed: M contiguous), B K-major: O^T += V^T P^T of the keys-as-M
-// decode tile (consumer_keys_as_m.h), whose A is the V stage as stored (keys x dv, dv contiguous). n8 and n16 only.
+// decode tiles (consumer_keys_as_m.h), whose A is the V stage as stored (keys x dv, dv contiguous). bf16 n8 and n16,
+// fp16 n8 (the e4m3 tile's widened V).
 template <class Element, int kN>
 struct WgmmaSSTransA;
 
@@ -91,6 +92,34 @@ struct WgmmaSSTransA<__nv_bfloat16, 8> {
         "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
         "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }
+};
+
+template <>
+struct WgmmaSSTransA<__half, 8> {
+  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
+        "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }
+};
+
+// e4m3 x e4m3 with both operands K-major (the only layout e4m3 wgmma has): S^T = K Q^T of the e4m3 keys-as-M tile.
+template <int kN>
+struct WgmmaSSE4m3;
+
+template <>
+struct WgmmaSSE4m3<8> {
+  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
+        "{%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
   }
