@@ -143,11 +143,7 @@ struct ConsumerKeysAsM {
           const uint64_t a = desc_plus(k_desc, stage * Traits::KTile::kBytes + t * 64 * Traits::KTile::kRowBytes +
                                                    k_step_offset<typename Traits::KTile>(ks));
           const uint64_t bq = desc_plus(q_desc, k_step_offset<typename Traits::QTile>(ks));
-          if constexpr (kNative) {
-            WgmmaSSE4m3<kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
-          } else {
-            WgmmaSS<Element, kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
-          }
+          WgmmaSS<typename Traits::MmaElement, kQ>::run(st[t], a, bq, ks > 0 ? 1 : 0);
         }
       }
     };

@@ -76,66 +76,11 @@ template <class Element, int kN>
 struct WgmmaSS;
 template <class Element, int kN>
 struct WgmmaRS;
-
-#include "wgmma_ops.inc"
-
-// A and B from shared memory, A MN-major (transposed: M contiguous), B K-major: O^T += V^T P^T of the keys-as-M
-// decode tiles (consumer_keys_as_m.h), whose A is the V stage as stored (keys x dv, dv contiguous). bf16 n8 and n16,
-// fp16 n8 (the e4m3 tile's widened V).
+// A MN-major (transposed), B K-major: the keys-as-M decode tiles' O^T += V^T P^T (consumer_keys_as_m.h).
 template <class Element, int kN>
 struct WgmmaSSTransA;
 
-template <>
-struct WgmmaSSTransA<__nv_bfloat16, 8> {
-  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-  }
-};
-
-template <>
-struct WgmmaSSTransA<__half, 8> {
-  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
-        "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-  }
-};
-
-// e4m3 x e4m3 with both operands K-major (the only layout e4m3 wgmma has): S^T = K Q^T of the e4m3 keys-as-M tile.
-template <int kN>
-struct WgmmaSSE4m3;
-
-template <>
-struct WgmmaSSE4m3<8> {
-  __device__ __forceinline__ static void run(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-  }
-};
-
-template <>
-struct WgmmaSSTransA<__nv_bfloat16, 16> {
-  __device__ __forceinline__ static void run(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-  }
-};
+#include "wgmma_ops.inc"
 
 // setmaxnreg: moves registers between warpgroups (producer gives, consumers take). Takes effect only with a
 // register cap at kernel entry (__launch_bounds__(threads, 1)).
