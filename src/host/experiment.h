@@ -47,8 +47,9 @@
 //   no-keys-as-m keep the table's d128 / d64 decode tiles where the plan takes decode tile 5 / 6 (keys as the GEMMs'
 //                M: bf16 calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the
 //                caller's num_splits not 1; entries 90, 91). keys-as-m: the default, kept for older commands
-//   fp8-keys-as-m  the same rule for e4m3 q, k and v at d128 on the native tiles with fp16 P*V (variant 208,
-//                entry 94; an experiment, not measured yet)
+//   no-fp8-keys-as-m  keep the native 64-row e4m3 d128 decode tile where the plan takes variant 208 (decode tile
+//                5's rule for e4m3 q, k and v at d128 on the native tiles with fp16 P*V; entries 94, 95).
+//                fp8-keys-as-m: the default, kept for older commands
 //   tile=N       the bf16 decode tile experiment N (tile_table.h kDecodeVariantTiles; 0: the default tile) on
 //                every decode tile of its head dim; aliases: cta2 (tile=1, d128, two CTAs per SM, block_n 64 x 2
 //                stages), bn64s6 (tile=2, d128, block_n 64 x 6); tile=3 is d64's two-CTA tile
@@ -59,7 +60,9 @@
 //                value fails the launch of those tiles
 //   no-persist   the one-CTA-per-tile kernel everywhere (default: the persistent kernel, loop value 3587, for the
 //                bf16 d64 / d128 prefill tiles where the plan prefers it: LaunchPlan::persistent, short tiles and
-//                mixed batches of 1.5 waves and more; docs/perf-log.md entries 14-15, 18). 3587 forces it
+//                mixed batches of more than two waves; docs/perf-log.md entries 14-15, 18, 95). 3587 forces it
+//   persist-half-waves=N  the persistent kernel on grids of more than N half waves (default 4, entry 95; 3: the
+//                rule before it, 1.5 waves and more)
 //   no-m192      long d64 tiles keep 128 rows (the plan's default takes the three-consumer 192-row tile; entry 19)
 //   no-persist192  bf16 d64 short tiles (where the plan takes the persistent kernel) on the 128-row persistent
 //                kernel (default: the 192-row tile's persistent kernel, three consumer warpgroups as FA3 at d 64;
@@ -177,7 +180,7 @@ struct Experiment {
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
-  bool fp8_keys_as_m = false;  // ... for native e4m3 d128 decodes (variant 208, entry 94; not yet measured)
+  bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
   bool d64_two_ctas = true;  // the two-CTA rule for bf16 d64 decode grids too (decode tile 3; entry 21)
   bool d64_m192 = true;  // the 192-row d64 tile for long tiles (plan.cpp)
@@ -185,6 +188,7 @@ struct Experiment {
   // ... where: 0 every such tile (entry 42), 1 K/V that TMA streams (entry 47), 2 only where the persistent kernel
   // will run (TMA and 1.5 waves, entry 44)
   int persist_m192_rule = 1;
+  int persist_half_waves = 4;  // entry 95: the persistent kernel on grids of more than this many half waves
   int lpt_l2_mb = 40;  // entry 66: lpt's L2 share a section, in MB
   int lpt_mode = 1;  // entry 66: 0 never, 1 where launch_order.h lpt_pays, 2 on every causal / windowed grid
   bool d96_persist = true;  // entry 68
@@ -256,6 +260,7 @@ struct Experiment {
       else if (t == "no-keys-as-m") e.keys_as_m = false;
       else if (t == "keys-as-m") e.keys_as_m = true;
       else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
+      else if (t == "no-fp8-keys-as-m") e.fp8_keys_as_m = false;
       else if (t == "no-fp8-cta2") e.fp8_two_ctas = false;
       else if (t == "d64-cta2") e.d64_two_ctas = true;
       else if (t == "no-d64-cta2") e.d64_two_ctas = false;
@@ -289,6 +294,7 @@ struct Experiment {
       else if (t == "tma-warps-few") e.tma_warps_few_ctas = true;
       else if (t == "no-tma-warps-few") e.tma_warps_few_ctas = false;
       else if (t == "no-persist") e.persistent = false;
+      else if (t.rfind("persist-half-waves=", 0) == 0) e.persist_half_waves = std::atoi(t.c_str() + 19);
       else if (t == "tile-fastdiv") e.tile_fastdiv = true;
       else if (t == "no-tile-fastdiv") e.tile_fastdiv = false;
       else if (t == "fp8-cp16") e.fp8_copy16 = true;

@@ -286,9 +286,11 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = kFp8NativeTwoCtaVariant;
     plan.block_n = tile.block_n;
   }
-  // The e4m3 keys-as-M tile (variant 208, entry 94; fp8-keys-as-m): the rule of decode tile 5 for e4m3 q, k and v on
-  // the native d128 tile with fp16 P*V, where that 64-row tile would run (not the two-CTA one). run() falls back to
-  // the converting tile (block_n 128, the same split count) where the native tiles cannot take the call.
+  // The e4m3 keys-as-M tile (variant 208, entry 94; the default since entry 95, no-fp8-keys-as-m for the A/B): the
+  // rule of decode tile 5 for e4m3 q, k and v on the native d128 tile with fp16 P*V, where that 64-row tile would
+  // run (not the two-CTA one). fp8/L70t8/q1s32k splits0 16.3 -> 15.6 us, the fp8 family's other 13 within +-1%.
+  // run() falls back to the converting tile (block_n 128, the same split count) where the native tiles cannot take
+  // the call.
   if (experiment.fp8_keys_as_m && in.fp8_qkv && experiment.fp8_native && !experiment.fp8_native_one_p &&
       experiment.fp8_f16_pv && experiment.fp8_f16_pv_d128 && plan.tile_variant == 0 && !in.mla_decode &&
       in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 && tile.head_dim == 128 && tile.head_dim_v == 128 &&

@@ -312,7 +312,9 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
-  if (!sm90::persistent_takes(p, sm90::one_tile_grid_ctas(p, grid_m), sm90::device_sm_count())) return -1;
+  const long long ctas = sm90::one_tile_grid_ctas(p, grid_m);
+  if (!sm90::persistent_takes(p, ctas, sm90::device_sm_count())) return -1;
+  if (!persistent_grid_pays(e, ctas, sm90::device_sm_count())) return -1;
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 

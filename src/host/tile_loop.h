@@ -37,6 +37,17 @@ inline int loop_flags_with_bits(const TileLoopKey& t, int loop_flags, int bits) 
   return -1;
 }
 
+// Whether the persistent kernel pays on a one-tile grid of `grid_ctas` CTAs, `resident_ctas` at once (launch.h
+// persistent_takes asks for 1.5 waves as well, and K/V that TMA streams). Entry 95: on single-sequence causal q1k
+// prefills of 224-256 tiles (1.7-1.9 waves) the one-tile kernel in lpt order ran 6-10% faster (L8, Q7, G27, P3
+// q1k); at 512 tiles (L70, OSS q1k) and on the many-tile short grids (16q512, 8q2k, windows) the persistent kernel
+// won by 7-35%. Under two waves each SM takes at most two tiles, heaviest first: nothing for the persistent
+// kernel's overlap of a tile's epilogue with the next tile's loads to win back its scheduling.
+// persist-half-waves=N: the persistent kernel above N half waves (N = 3: the rule before entry 95).
+inline bool persistent_grid_pays(const Experiment& e, long long grid_ctas, long long resident_ctas) {
+  return 2 * grid_ctas > e.persist_half_waves * resident_ctas;
+}
+
 // The two-CTA bf16 d128 decode tile (tile_table.h decode variant 1).
 constexpr int kTwoCtaD128DecodeVariant = 1;
 

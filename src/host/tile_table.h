@@ -108,9 +108,6 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      the rows fit (plan.cpp, entry 90; no-keys-as-m).
 //   6: the same for bf16 d64 (the table's d64 decode tile's block_n 128 and 4 stages; entry 91): gpt-oss decodes
 //      (group 8, d64), whose 64-row tile spends as much on the padded softmax as d128's on half the bytes a block.
-//   7: tile 5's consumer on two warpgroups taking alternate key blocks (key_split 2, as tile 4), block_n 64 and 6
-//      stages (an even ring: each stage one warpgroup's, entry 89): a lone CTA's per-block latency (two barriers,
-//      shuffles, the P^T round trip, n8 wgmma latencies) overlaps between two chains (entry 92). An experiment.
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
@@ -118,7 +115,6 @@ constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 6, false, 0, 1, false, true, 2},
     {128, 128, 64, 128, 3, false, 0, 1, false, true, 1, 8},
     {64, 64, 64, 128, 4, false, 0, 1, false, true, 1, 8},
-    {128, 128, 64, 64, 6, false, 0, 1, false, true, 2, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 // Variant v (1..kNumDecodeVariants), or an empty shape.

@@ -15,10 +15,6 @@
 // n was issued ahead of it); the rescale of O^T and the P^T store wait for that P*V.
 // At the end O^T goes through shared memory into the 64-row accumulator layout, and the 64-row tile's epilogue
 // stores it (LSE, sinks, split partials as there).
-// Key-split form (Traits::kKeySplit 2, decode tile 7): two such warpgroups take alternate key blocks of an even
-// stage ring, each with its own P^T, maxima buffers and named barrier, so that one's per-block latency (barriers,
-// shuffles, the P^T round trip) overlaps the other's; their results merge as the key-split 64-row tile's do
-// (consumer.h merge_key_split).
 // e4m3 form (Traits::kFp8Native with kF16Pv, variant 208): S^T from the e4m3 K stage and Q (m64n8k32, both K-major),
 // O^T from the producer's fp16 V (widened, exact) and an fp16 P^T carrying the 2^8 factor of the native tiles
 // (Traits::kPScale, divided out in the epilogue); the descales as consumer.h applies them.
@@ -66,11 +62,9 @@ struct ConsumerKeysAsM {
   static_assert(Traits::QTile::kSwizzleBytes == 128 && Traits::KTile::kSwizzleBytes == 128 &&
                     Traits::VTile::kSwizzleBytes == 128,
                 "128-byte swizzled Q, K and V");
-  static constexpr int kSplit = Traits::kKeySplit;
-  static_assert(!Traits::kHeadPacked && Traits::kConsumerWarpgroups == kSplit && (kSplit == 1 || kSplit == 2),
-                "one consumer warpgroup of one KV head, or two taking alternate key blocks");
-  static_assert(kSplit == 1 || Traits::kStages % kSplit == 0, "an even ring: each stage one warpgroup's (entry 89)");
-  static constexpr uint32_t kColMaxBytesPerWg = 2 * 4 * kQ * sizeof(float);
+  // (A key-split form on two warpgroups, decode tile 7 of entry 92, ran slower than this one and was removed.)
+  static_assert(!Traits::kHeadPacked && Traits::kConsumerWarpgroups == 1 && Traits::kKeySplit == 1,
+                "one consumer warpgroup of one KV head");
 
   // Accumulator element i of an m64 x kQ tile: row 16 warp + lane / 4 + 8 ((i >> 1) & 1), column
   // 8 (i >> 2) + 2 (lane % 4) + (i & 1), which is this thread's column slot col_slot(i).
@@ -95,10 +89,9 @@ struct ConsumerKeysAsM {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const uint32_t base = smem_addr(smem);
-    const int key_lane = kSplit == 1 ? 0 : wg;
-    const uint32_t kBar = static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + key_lane;
-    const uint32_t pt_offset = Traits::kPtOffset + key_lane * Traits::PtTile::kBytes;
-    const uint32_t col_max_offset = Traits::kColMaxOffset + key_lane * kColMaxBytesPerWg;
+    const uint32_t kBar = static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0);
+    const uint32_t pt_offset = Traits::kPtOffset;
+    const uint32_t col_max_offset = Traits::kColMaxOffset;
 
     // This thread's query columns: their tokens and the keys each sees (mask.h's limits per row).
     int key_lo[kCols], key_hi[kCols];
@@ -168,19 +161,16 @@ struct ConsumerKeysAsM {
       for (int t = 0; t < kDvTiles; ++t) fence_operands(ot[t]);
     };
 
-    // This warpgroup's blocks: its it-th is the CTA's block key_lane + kSplit it (it itself with one warpgroup).
-    const int cta_iters = n_end - n_begin;
-    const int n_iters = kSplit == 1 ? cta_iters : cta_iters > key_lane ? (cta_iters - key_lane + kSplit - 1) / kSplit : 0;
-    auto block_of = [&](int it) { return key_lane + kSplit * it; };
-    auto stage_of = [&](int it) { return block_of(it) % Traits::kStages; };
-    auto phase_of = [&](int it) { return static_cast<uint32_t>((block_of(it) / Traits::kStages) & 1); };
+    const int n_iters = n_end - n_begin;
+    auto stage_of = [&](int it) { return it % Traits::kStages; };
+    auto phase_of = [&](int it) { return static_cast<uint32_t>((it / Traits::kStages) & 1); };
     // Block it's step, S^T of the block complete in st; kHasNext: issue QK^T of block it + 1 ahead of this block's
     // P*V and wait for it, so that the next step's softmax runs under this P*V. A compile-time flag (the last
     // block's step is peeled), so that no wgmma sits in a branch ptxas cannot prove warp-uniform (C7518
     // serialized every wgmma when QK^T was issued under `if (it + 1 < n_iters)`).
     auto step = [&](int it, auto has_next) {
       constexpr bool kHasNext = decltype(has_next)::value;
-      const int n = n_end - 1 - block_of(it);  // last block first, as consumer.h (the ones that need masking first)
+      const int n = n_end - 1 - it;  // last block first, as consumer.h (the ones that need masking first)
       const int stage = stage_of(it);
       if (lane == 0) mbarrier_arrive(base + Traits::k_empty_barrier(stage));
 
@@ -330,15 +320,10 @@ struct ConsumerKeysAsM {
     }
     // O^T, the column maxima and sums into the K stages (no GEMM reads them any more, and the producer loads no
     // block past the CTA's last): row c of kDv + 4 floats (the pad spreads a warp's stores over the banks).
-    // Key-split: only after both warpgroups retired their GEMMs, each in its own region past the one
-    // merge_key_split exchanges through.
     constexpr int kXRow = Traits::kDv + 4;
     constexpr uint32_t kXBytes = (kQ * kXRow + 2 * kQ) * 4;
-    constexpr uint32_t kMergeBytes = (4 + kORegs) * 128 * 4;
-    constexpr uint32_t kXOffset = kSplit == 1 ? 0 : (kMergeBytes + 1023) / 1024 * 1024;
-    static_assert(kXOffset + kSplit * kXBytes <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
-    if constexpr (kSplit > 1) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kKeySplitMerge), 128 * kSplit);
-    float* xo = reinterpret_cast<float*>(smem + Traits::kKOffset + kXOffset + key_lane * kXBytes);
+    static_assert(kXBytes <= Traits::kStages * Traits::KTile::kBytes, "the exchange fits K");
+    float* xo = reinterpret_cast<float*>(smem + Traits::kKOffset);
     float* x_max = xo + kQ * kXRow;
     float* x_sum = x_max + kQ;
 #pragma unroll
@@ -378,20 +363,6 @@ struct ConsumerKeysAsM {
         for (int e = 0; e < 2; ++e) {
           o[4 * j + 2 * r + e] = held ? xo[row * kXRow + 8 * j + 2 * (lane & 3) + e] : 0.f;
         }
-      }
-    }
-    if constexpr (kSplit > 1) {
-      OnlineSoftmax<kN> merged;
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        merged.row_max[r] = row_max[r];
-        merged.row_sum[r] = row_sum[r];
-      }
-      if (!Consumer<Traits>::merge_key_split(merged, o, scale_log2, smem, key_lane, tid)) return;
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        row_max[r] = merged.row_max[r];
-        row_sum[r] = merged.row_sum[r];
       }
     }
     Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, v_descale, row_max,

@@ -614,6 +614,12 @@ TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
   }
 }
 
+// Whether the plan's e4m3 keys-as-M rule is on (variant 208's tile needs the native tiles with fp16 P*V at d128).
+bool fp8_keys_as_m_on() {
+  const Experiment& e = Experiment::get();
+  return e.fp8_keys_as_m && e.fp8_native && !e.fp8_native_one_p && e.fp8_f16_pv && e.fp8_f16_pv_d128;
+}
+
 // A one-token decode of `batch` sequences, page 16, on the H200's SM count.
 LaunchPlan decode_plan(DType dtype, int batch, int num_heads_q, int num_heads_kv, int d, int seqlen_k,
                        int num_splits, int max_seqlen_q = 1, int page_size = 16) {
@@ -713,13 +719,6 @@ TEST(TileTable, KeysAsMDecodeTile) {
   EXPECT_EQ(keys_as_m_variant(64, 64), kKeysAsMD64DecodeVariant);
   EXPECT_EQ(keys_as_m_variant(256, 256), 0);
   EXPECT_EQ(keys_as_m_variant(192, 128), 0);
-  // tile 7 (entry 92): tile 5's consumer on two warpgroups over an even ring of 64-key blocks; an experiment only
-  const TileShape t7 = decode_variant_tile(7);
-  EXPECT_EQ(t7.query_rows, 8);
-  EXPECT_EQ(t7.key_split, 2);
-  EXPECT_EQ(t7.block_n, 64);
-  EXPECT_EQ(t7.stages % t7.key_split, 0);
-  EXPECT_GT(t7.stages, t7.key_split);
 }
 
 // Under tile=5 the plan takes the keys-as-M tile for bf16 d128 calls whose packed rows (max_seqlen_q x group) fit its
@@ -745,11 +744,11 @@ TEST(PlanUnderKeysAsM, DecodesWhoseRowsFitTakeTheKeysAsMTile) {
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
 }
 
-// Under fp8-keys-as-m (entry 94) e4m3 d128 decodes whose packed rows fit 8 take the native keys-as-M tile (variant
-// 208) where the native 64-row tile would run, with its split count; not the two-CTA grids, not num_splits = 1, not
-// 16 rows or d64; bf16 keeps its own rule.
-TEST(PlanUnderFp8KeysAsM, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
-  if (!Experiment::get().fp8_keys_as_m) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-keys-as-m (ctest)";
+// Since entry 95 (default; entry 94 built it) e4m3 d128 decodes whose packed rows fit 8 take the native keys-as-M
+// tile (variant 208) where the native 64-row tile would run, with its split count; not the two-CTA grids, not
+// num_splits = 1, not 16 rows or d64; bf16 keeps its own rule.
+TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
+  if (!fp8_keys_as_m_on()) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT turns the native e4m3 keys-as-M tile off";
   const LaunchPlan one = decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 32);
   EXPECT_EQ(one.tile_variant, kFp8NativeKeysAsMVariant);
   EXPECT_EQ(one.num_splits, 32);
@@ -769,6 +768,15 @@ TEST(PlanUnderFp8KeysAsM, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
     ASSERT_EQ(g16.tile_variant, 0);
     EXPECT_EQ(p.num_splits, g16.num_splits) << seqlen_k;
   }
+}
+
+// Under no-fp8-keys-as-m (ctest plan_under_no_fp8_keys_as_m) e4m3 decodes keep the native 64-row tile; bf16's
+// keys-as-M rule is its own.
+TEST(PlanUnderNoFp8KeysAsM, E4m3DecodesKeepTheNative64RowTile) {
+  if (Experiment::get().fp8_keys_as_m) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-fp8-keys-as-m (ctest)";
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 32).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 32, 8, 128, 4096, 0, 2).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant, kKeysAsMDecodeVariant);
 }
 
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
@@ -810,7 +818,8 @@ TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 8192, 1).tile_variant, 0);        // batch-invariant mode
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
   EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
-  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant,
+            fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0);  // e4m3's own tile (variant 208, entry 95)
   // d64: decode tile 6 (entry 91), on the same rule; not d96 / d192 / d256 (no keys-as-M tile)
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMD64DecodeVariant);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 1).tile_variant, 0);
@@ -845,13 +854,15 @@ TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
   EXPECT_EQ(big.block_n, kFp8NativeTwoCtaTile.block_n);
   EXPECT_EQ(big.block_m, 64);
   EXPECT_EQ(plan(DType::kFloat8E4M3, 25, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);  // 200 CTAs
-  EXPECT_EQ(plan(DType::kFloat8E4M3, 24, 8, 128, 2048, 0).tile_variant, 0);  // 192 < 198
+  // 192 < 198: one CTA per SM, the e4m3 keys-as-M tile where the native 64-row one would run (entry 95)
+  const int one_cta = fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0;
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 24, 8, 128, 2048, 0).tile_variant, one_cta);
   EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 128, 2048, 1).tile_variant, 0);  // the caller fixed one split
   EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 64, 2048, 0).tile_variant, 0);   // d128 only
   EXPECT_EQ(plan(DType::kFloat8E4M3, 128, 8, 256, 2048, 0).tile_variant, 0);
   const LaunchPlan split = plan(DType::kFloat8E4M3, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
-  EXPECT_EQ(split.tile_variant, 0);
+  EXPECT_EQ(split.tile_variant, one_cta);
 }
 
 // Head-packed e4m3 decodes (plan.cpp, tile_table.h kFp8NativeHeadPackTiles): as many KV heads per CTA (8, 4, 2) as
@@ -1377,6 +1388,24 @@ TEST(WidenMap, D128CoversTheBlockWithoutBankConflicts) {
 
 namespace flashseek {
 namespace {
+
+// The persistent kernel's grid rule (tile_loop.h persistent_grid_pays, entry 95): more than two waves by default;
+// persist-half-waves=3 is the rule before it.
+TEST(TileLoop, ThePersistentKernelTakesGridsOfMoreThanTwoWaves) {
+  Experiment e;
+  EXPECT_EQ(e.persist_half_waves, 4);
+  EXPECT_FALSE(persistent_grid_pays(e, 256, 132));  // L8 q1k: 32 m blocks x 8 KV heads
+  EXPECT_FALSE(persistent_grid_pays(e, 224, 132));  // Q7 q1k
+  EXPECT_FALSE(persistent_grid_pays(e, 264, 132));
+  EXPECT_TRUE(persistent_grid_pays(e, 265, 132));
+  EXPECT_TRUE(persistent_grid_pays(e, 512, 132));   // L70 q1k
+  EXPECT_TRUE(persistent_grid_pays(e, 2048, 132));  // 16q512
+  e = Experiment::parse("persist-half-waves=3");
+  EXPECT_EQ(e.persist_half_waves, 3);
+  EXPECT_TRUE(persistent_grid_pays(e, 256, 132));
+  EXPECT_TRUE(persistent_grid_pays(e, 199, 132));
+  EXPECT_FALSE(persistent_grid_pays(e, 198, 132));
+}
 
 // The plan's choice of the persistent kernel reaches only the tiles whose persistent kernel is a measured default;
 // the 64-row decode tiles and d192 / 128 list the persistent value too but take it under their tokens only (a

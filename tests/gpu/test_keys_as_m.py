@@ -5,8 +5,8 @@ blocks, a partial last block, a one-key sequence), masks per column (two causal 
 cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
 TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 64-row tiles), and
-test_module_under_keys_as_m re-runs the module in a subprocess under tile=5, test_module_under_keys_as_m_key_split
-under tile=7 (the key-split form, entry 92; the variable is read once per process)."""
+test_module_under_keys_as_m re-runs the module in a subprocess under tile=5, test_module_under_no_fp8_keys_as_m
+under no-fp8-keys-as-m (the e4m3 cases on the native 64-row tile; the variable is read once per process)."""
 
 import os
 
@@ -22,7 +22,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
-UNDER_FORCED_TILE = "tile=5" in _TOKENS or "tile=7" in _TOKENS or "fp8-keys-as-m" in _TOKENS
+UNDER_FORCED_TILE = "tile=5" in _TOKENS or "no-fp8-keys-as-m" in _TOKENS
 
 
 def _sc(heads, batch, name, **kw):
@@ -52,7 +52,7 @@ CASES = [
     _sc(custom_heads(8, 1, 64), "4q1s2000", "d64-sinks-window", sinks=True, window=(127, 0), return_lse=True),
     _sc(custom_heads(8, 1, 64), "4q1s3000", "d64-softcap", softcap=30.0),
     _sc(custom_heads(8, 2, 64), "4q2s700", "d64-two-tokens-causal", return_lse=True),
-    # e4m3 q, k and v at d128 (variant 208 under fp8-keys-as-m; the native 64-row tile otherwise)
+    # e4m3 q, k and v at d128 (variant 208 by default; the native 64-row tile under no-fp8-keys-as-m)
     _sc("L70t8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "e4m3-g8-varlen", dtype="e4m3", descale="random",
         return_lse=True),
     _sc("L70t8", "q1s32k", "e4m3-splits32-md", dtype="e4m3", descale="stride0", num_splits=32,
@@ -78,8 +78,7 @@ def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
     md = flashseek.get_scheduler_metadata(1, 1, 32768, 8, 1, 128, seqlens, qkv_dtype=torch.bfloat16, page_size=16,
                                           num_splits=32)
     header = md[:8].tolist()
-    block_n = 64 if "tile=7" in _TOKENS else 128  # tile 7: 64-key blocks on its even ring (entry 92)
-    assert header[1] == 32 and header[2] == 64 and header[3] == block_n, header
+    assert header[1] == 32 and header[2] == 64 and header[3] == 128, header
 
 
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
@@ -87,13 +86,7 @@ def test_module_under_keys_as_m():
     rerun_module_under(__file__, "tile=5")
 
 
-# The e4m3 keys-as-M tile (variant 208, entry 94): the e4m3 cases on it, the others as by default.
+# The e4m3 cases on the native 64-row tile (variant 208, the e4m3 keys-as-M tile, is their default since entry 95).
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_fp8_keys_as_m():
-    rerun_module_under(__file__, "fp8-keys-as-m")
-
-
-# Decode tile 7 (entry 92): the key-split form, two consumer warpgroups on alternate 64-key blocks, merged at the end.
-@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_keys_as_m_key_split():
-    rerun_module_under(__file__, "tile=7")
+def test_module_under_no_fp8_keys_as_m():
+    rerun_module_under(__file__, "no-fp8-keys-as-m")
