@@ -76,9 +76,11 @@ CASES = [
                   window=(2047, 0), **_lse),
     make_scenario("softcap", custom_heads(16, 2, 64), "2q2000", suffix=["p64", "sc30", "fp16", "noncausal"],
                   page_size=64, softcap=30.0, dtype="fp16", causal=False, **_lse),
-    # d64 decode: decode tile 3 (two CTAs per SM, three stages, the same block_n) against the table's tile
-    make_scenario("decode-paged", "OSSt8", "256q1s1500_q1s77", suffix=["p16", "d64"], **_lse),
-    make_scenario("sinks", "OSS", "8q1s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
+    # d64 decode: decode tile 3 (two CTAs per SM, three stages, the same block_n) against the table's tile. Two
+    # query tokens a sequence (16 packed rows at GQA 8), so that decode tile 6 (keys as M, where the rows fit 8; not
+    # bitwise the 64-row tiles) takes neither side
+    make_scenario("decode-paged", "OSSt8", "256q2s1500_q2s77", suffix=["p16", "d64"], **_lse),
+    make_scenario("sinks", "OSS", "8q2s3000", suffix=["p16", "sinks", "d64"], sinks=True, **_lse),
     # the kvcache append (rotary on K and q) and the cascade's merge: their rows loaded whole before the stores
     # (the default) against column by column (no-row-prefetch, entry 54)
     make_scenario("kvcache", "L8", "8q1s1500", suffix=["batched", "append", "rotary-interleaved"],
