@@ -741,7 +741,9 @@ TEST(PlanUnderKeysAsM, DecodesWhoseRowsFitTakeTheKeysAsMTile) {
   // d64 takes its own keys-as-M tile by the default rule, which tile=5 leaves on
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant,
             Experiment::get().keys_as_m ? kKeysAsMD64DecodeVariant : 0);
-  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
+  // e4m3 takes its own keys-as-M tile by its own rule (variant 208), which tile=5 leaves on
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant,
+            fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0);
 }
 
 // Since entry 95 (default; entry 94 built it) e4m3 d128 decodes whose packed rows fit 8 take the native keys-as-M
@@ -758,7 +760,8 @@ TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);   // 16 rows
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 64, 4096, 0).tile_variant, 0);        // d128 only
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant,
+            Experiment::get().keys_as_m ? kKeysAsMDecodeVariant : 0);  // bf16: its own rule
   // the split count is chosen before the rule, from the native 64-row tile's shape: the same as a group of 16 on that
   // tile gets here (16 rows: no keys-as-M tile; its larger combine does not move these counts)
   for (int seqlen_k : {2048, 32768, 131072}) {
