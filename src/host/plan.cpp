@@ -267,7 +267,10 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int keys_as_m = keys_as_m_variant(tile.head_dim, tile.head_dim_v);
   const TileShape keys_as_m_tile = decode_variant_tile(keys_as_m);
   const TileShape table_decode = find_tile_shape(tile.head_dim, tile.head_dim_v, 64, false);
-  if (experiment.keys_as_m && keys_as_m != 0 && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
+  // keys-as-m-ctas=N (an experiment, entry 95): not on grids of N CTAs and more, where each CTA's share of the
+  // memory bandwidth, not its chain, sets the time.
+  const bool keys_as_m_grid = experiment.keys_as_m_max_ctas <= 0 || grid_ctas * splits < experiment.keys_as_m_max_ctas;
+  if (experiment.keys_as_m && keys_as_m_grid && keys_as_m != 0 && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
       !in.fp8_kv && in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 &&
       tile.block_n == table_decode.block_n && tile.stages == table_decode.stages &&
       packed_rows <= keys_as_m_tile.query_rows) {
@@ -291,8 +294,9 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // run (not the two-CTA one). fp8/L70t8/q1s32k splits0 16.3 -> 15.6 us, the fp8 family's other 13 within +-1%.
   // run() falls back to the converting tile (block_n 128, the same split count) where the native tiles cannot take
   // the call.
-  if (experiment.fp8_keys_as_m && in.fp8_qkv && experiment.fp8_native && !experiment.fp8_native_one_p &&
-      experiment.fp8_f16_pv && experiment.fp8_f16_pv_d128 && plan.tile_variant == 0 && !in.mla_decode &&
+  if (experiment.fp8_keys_as_m && keys_as_m_grid && in.fp8_qkv && experiment.fp8_native &&
+      !experiment.fp8_native_one_p && experiment.fp8_f16_pv && experiment.fp8_f16_pv_d128 && plan.tile_variant == 0 &&
+      !in.mla_decode &&
       in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 && tile.head_dim == 128 && tile.head_dim_v == 128 &&
       tile.block_n == kFp8NativeKeysAsMTile.block_n && packed_rows <= kFp8NativeKeysAsMTile.query_rows) {
     tile = kFp8NativeKeysAsMTile;

@@ -782,6 +782,26 @@ TEST(PlanUnderNoFp8KeysAsM, E4m3DecodesKeepTheNative64RowTile) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant, kKeysAsMDecodeVariant);
 }
 
+// Under keys-as-m-ctas=64 (ctest plan_under_keys_as_m_ctas, entry 95's lead): the keys-as-M tiles only on decode
+// grids of fewer than 64 CTAs, splits counted; the stream-bound grids keep the table's tiles.
+TEST(PlanUnderKeysAsMCtas, StreamBoundGridsKeepTheTableTiles) {
+  if (Experiment::get().keys_as_m_max_ctas != 64) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=keys-as-m-ctas=64";
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 8, 1, 128, 8192, 0).tile_variant, 0);   // 128 CTAs
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 64, 8, 1, 128, 4096, 0).tile_variant, 0);    // 64
+  for (int batch : {8, 32}) {  // the rule holds where the split model's count keeps the grid under 64
+    const LaunchPlan p = decode_plan(DType::kBFloat16, batch, 8, 1, 128, 2048, 0);
+    EXPECT_EQ(p.tile_variant, batch * p.num_splits < 64 ? kKeysAsMDecodeVariant : 0) << batch << " x " << p.num_splits;
+  }
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 32).tile_variant, kKeysAsMDecodeVariant);  // 32
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 131072, 16).tile_variant, 0);  // 4 x 16 splits
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 8, 1, 64, 8192, 0).tile_variant, 0);    // d64 too
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 64, 32768, 32).tile_variant, kKeysAsMD64DecodeVariant);
+  if (fp8_keys_as_m_on()) {
+    EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 128, 8, 1, 128, 8192, 0).tile_variant, 0);
+    EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 32).tile_variant, kFp8NativeKeysAsMVariant);
+  }
+}
+
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
 TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
