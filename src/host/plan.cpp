@@ -7,6 +7,7 @@
 #include "experiment.h"
 #include "mla_decode_tile.h"
 #include "split_heuristic.h"
+#include "tile_loop.h"
 #include "tile_table.h"
 
 namespace flashseek {
@@ -70,14 +71,15 @@ bool prefers_persistent(const PlanInputs& in, int block_m, int block_n, int qhea
 
 // Whether run() would give a 192-row d64 plan the persistent kernel (sm90/launch.h persistent_takes): K/V that TMA
 // streams (a paged cache's page size makes whole boxes; a stride that no tensor map takes is not known here), and
-// 1.5 waves of tiles counted as the one-tile grid does (m blocks of the longest sequence x KV heads x sequences;
+// the waves of tiles run() asks for (tile_loop.h persistent_grid_pays: more than two since entry 95), counted as the
+// one-tile grid does (m blocks of the longest sequence x KV heads x sequences;
 // a flat grid has fewer, where run() may then give the call the one-tile kernel after all). Only inputs
 // get_scheduler_metadata has too, so that its plan and the call's agree.
 bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int num_sms) {
   if (kv_tma_box_rows(in.page_size > 0, in.page_size, 128) == 0) return false;
   const long long m_blocks = (in.max_seqlen_q * qheads_per_kvhead + 191) / 192;
   const long long tiles = m_blocks * in.num_heads_kv * in.batch;
-  return 2 * tiles >= 3LL * num_sms;
+  return 2 * tiles >= 3LL * num_sms && persistent_grid_pays(Experiment::get(), tiles, num_sms);
 }
 
 // 16-bit head dims 72-96 on the 96-column tiles instead of padded to 128 (entry 38): a quarter less tensor work
