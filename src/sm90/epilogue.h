@@ -10,6 +10,7 @@
 #include "kernel_traits.h"
 #include "prims/async_copy.h"
 #include "prims/convert.h"
+#include "prims/global_store.h"
 #include "prims/mbarrier.h"
 #include "seqlen.h"
 #include "sinks.h"
@@ -142,7 +143,7 @@ struct Epilogue {
                      : "r"(addr));
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(kv_head * G + head_in) * p.o_head_stride + chunk * 8;
-        *reinterpret_cast<uint4*>(dst) = value;
+        st_global_16(dst, value);
         addr += kRowStep * Traits::OTile::kRowBytes;
         token += tok_step;
         head_in += head_step;
@@ -166,7 +167,7 @@ struct Epilogue {
                      : "r"(addr));
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
-        *reinterpret_cast<uint4*>(dst) = value;
+        st_global_16(dst, value);
       }
     }
   }

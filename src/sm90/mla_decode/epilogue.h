@@ -10,6 +10,7 @@
 #include "../fwd_params.h"
 #include "../prims/async_copy.h"
 #include "../prims/convert.h"
+#include "../prims/global_store.h"
 #include "../prims/mbarrier.h"
 #include "../seqlen.h"
 #include "traits.h"
@@ -77,7 +78,7 @@ struct Epilogue {
                    : "r"(addr));
       Element* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                      static_cast<int64_t>(head_of(p, kv_head, packed, token)) * p.o_head_stride + chunk * 8;
-      *reinterpret_cast<uint4*>(dst) = value;
+      st_global_16(dst, value);
     }
   }
 

@@ -1,0 +1,17 @@
+// Wide global stores written as one instruction.
+#pragma once
+
+#include <cstdint>
+
+namespace flashseek::sm90 {
+
+// One 16-byte store. Assigning a uint4 through a cast pointer leaves the width to the compiler, and in the
+// epilogue's unrolled store loop it emitted four 4-byte stores (st.global.u32; perf-log entry 97): four times the
+// store instructions and L1 requests for the same bytes. `dst` must be 16-byte aligned global memory (validate()
+// requires 16-byte aligned rows and strides of out).
+__device__ __forceinline__ void st_global_16(void* dst, const uint4& v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+}  // namespace flashseek::sm90
