@@ -70,16 +70,17 @@ int choose_num_splits(const SplitInputs& in) {
   const long long tiles = tiles_of(in);
   const int slots = std::max(1, in.num_sms * std::max(1, in.ctas_per_sm));
   if (n_blocks <= 1 || tiles <= 0) return 1;
-  if (tiles >= static_cast<long long>(0.8 * slots)) return 1;
-
-  int max_splits = in.requested > 1 ? std::min(in.requested, kMaxSplits) : 128;
-  if (in.requested == 0 && in.cap > 0) max_splits = std::min(max_splits, in.cap);
   if (in.forced > 0) {
-    // The smallest count with the forced count's blocks per split: no split is left empty.
+    // The smallest count with the forced count's blocks per split: no split is left empty. Before the wave rule
+    // below, so that a sweep also reaches full grids (a mixed batch whose one long sequence is its critical path).
     const int s = std::min({in.forced, in.requested > 1 ? in.requested : kMaxSplits, n_blocks});
     const int per_split = (n_blocks + s - 1) / s;
     return (n_blocks + per_split - 1) / per_split;
   }
+  if (tiles >= static_cast<long long>(0.8 * slots)) return 1;
+
+  int max_splits = in.requested > 1 ? std::min(in.requested, kMaxSplits) : 128;
+  if (in.requested == 0 && in.cap > 0) max_splits = std::min(max_splits, in.cap);
   max_splits = std::min({max_splits, slots, n_blocks});
   if (max_splits <= 1) return 1;
   auto blocks_per_split = [&](int s) { return (n_blocks + s - 1) / s; };

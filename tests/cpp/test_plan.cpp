@@ -206,6 +206,11 @@ TEST(SplitHeuristic, ForcedCountKeepsEverySplitNonEmptyAndTheCallersBound) {
   EXPECT_EQ(choose_num_splits(in), 2);
   in.requested = 1;
   EXPECT_EQ(choose_num_splits(in), 1);
+  // A grid of more than 0.8 waves, which the model leaves whole, still takes the forced count.
+  SplitInputs full = decode(256, 8, 1024, 0);
+  EXPECT_EQ(choose_num_splits(full), 1);
+  full.forced = 2;
+  EXPECT_EQ(choose_num_splits(full), 2);
 }
 
 TEST(SplitHeuristic, CapAndFlashAttentionRuleAreHonoured) {
