@@ -137,13 +137,9 @@ struct Epilogue {
 #pragma unroll
       for (int i = 0; i < 64 / kRowStep; ++i) {
         if (token >= seq.seqlen_q) break;  // rows only grow
-        uint4 value;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                     : "r"(addr));
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(kv_head * G + head_in) * p.o_head_stride + chunk * 8;
-        st_global_16(dst, value);
+        copy_shared_to_global_16(addr, dst);
         addr += kRowStep * Traits::OTile::kRowBytes;
         token += tok_step;
         head_in += head_step;
@@ -160,14 +156,10 @@ struct Epilogue {
         const int token = p.qheads_div.div(packed);
         if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
         const int h = kv_head * G + (packed - token * G);
-        uint4 value;
         const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                     : "r"(addr));
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
-        st_global_16(dst, value);
+        copy_shared_to_global_16(addr, dst);
       }
     }
   }

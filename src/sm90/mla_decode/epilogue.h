@@ -71,14 +71,10 @@ struct Epilogue {
       const int packed = row_begin + row;
       const int token = p.qheads_div.div(packed);
       if (token >= seq.seqlen_q) continue;
-      uint4 value;
       const uint32_t addr = q_tile + Traits::QTile::chunk_offset(row, chunk);
-      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                   : "r"(addr));
       Element* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                      static_cast<int64_t>(head_of(p, kv_head, packed, token)) * p.o_head_stride + chunk * 8;
-      st_global_16(dst, value);
+      copy_shared_to_global_16(addr, dst);
     }
   }
 
