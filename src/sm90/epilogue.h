@@ -10,7 +10,7 @@
 #include "kernel_traits.h"
 #include "prims/async_copy.h"
 #include "prims/convert.h"
-#include "prims/global_store.h"
+#include "prims/wide_access.h"
 #include "prims/mbarrier.h"
 #include "seqlen.h"
 #include "sinks.h"
@@ -137,9 +137,10 @@ struct Epilogue {
 #pragma unroll
       for (int i = 0; i < 64 / kRowStep; ++i) {
         if (token >= seq.seqlen_q) break;  // rows only grow
+        const uint4 value = ld_shared_16(addr);
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(kv_head * G + head_in) * p.o_head_stride + chunk * 8;
-        copy_shared_to_global_16(addr, dst);
+        st_global_16(dst, value);
         addr += kRowStep * Traits::OTile::kRowBytes;
         token += tok_step;
         head_in += head_step;
@@ -157,9 +158,10 @@ struct Epilogue {
         if (token >= seq.seqlen_q || chunk >= valid_chunks) continue;
         const int h = kv_head * G + (packed - token * G);
         const uint32_t addr = q_tile + Traits::OTile::chunk_offset(64 * wg + row, chunk);
+        const uint4 value = ld_shared_16(addr);
         uint16_t* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                         static_cast<int64_t>(h) * p.o_head_stride + chunk * 8;
-        copy_shared_to_global_16(addr, dst);
+        st_global_16(dst, value);
       }
     }
   }

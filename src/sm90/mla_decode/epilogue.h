@@ -10,7 +10,7 @@
 #include "../fwd_params.h"
 #include "../prims/async_copy.h"
 #include "../prims/convert.h"
-#include "../prims/global_store.h"
+#include "../prims/wide_access.h"
 #include "../prims/mbarrier.h"
 #include "../seqlen.h"
 #include "traits.h"
@@ -72,9 +72,10 @@ struct Epilogue {
       const int token = p.qheads_div.div(packed);
       if (token >= seq.seqlen_q) continue;
       const uint32_t addr = q_tile + Traits::QTile::chunk_offset(row, chunk);
+      const uint4 value = ld_shared_16(addr);
       Element* dst = out + static_cast<int64_t>(seq.q_start + token) * p.o_row_stride +
                      static_cast<int64_t>(head_of(p, kv_head, packed, token)) * p.o_head_stride + chunk * 8;
-      copy_shared_to_global_16(addr, dst);
+      st_global_16(dst, value);
     }
   }
 
