@@ -200,6 +200,7 @@ struct Experiment {
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
   bool kv_coords_early = false;  // entry 76
+  int flat_order = -1;  // entry 98: FwdParams::flat_order forced (0, 1, 2); -1: 1 where the grid is over a wave
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
   bool split_real_tiles = true;  // a varlen call's split count from its real tiles and rows (entry 48)
@@ -287,6 +288,7 @@ struct Experiment {
       else if (t == "lean-tail") e.lean_tail = true;
       else if (t == "no-lean-tail") e.lean_tail = false;
       else if (t == "kv-coords-early") e.kv_coords_early = true;
+      else if (t.rfind("flat-order=", 0) == 0) e.flat_order = std::atoi(t.c_str() + 11);
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

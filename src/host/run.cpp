@@ -413,6 +413,12 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm
                               : 1;
+  // Entry 98: which end of a flat grid's batch starts first matters only where the CTAs are more than a wave.
+  const int flat_order = Experiment::get().flat_order;
+  p.flat_order = !p.flat_tiles ? 0
+                 : flat_order >= 0 ? flat_order
+                 : grid_ctas > static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm ? 1
+                                                                                              : 0;
   const TileLoopKey tile_key{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
                              compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
                              static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm};

@@ -48,16 +48,25 @@ struct TileWork {
 
   // false: the tile holds no rows of a sequence (a flat grid's padding, or past the sequence's rows).
   // kFastDiv: the y index split by p.heads_kv_div (the persistent launcher sets it; kLoopTileFastDiv).
+  // flat_forward: a flat grid's tiles from the first sequence (flat_tiles_forward).
   template <class Traits, bool kFastDiv = false>
-  __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
+  __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x,
+                                          bool flat_forward = false) {
     int m_block = bx;
     b = bz;
     if (p.flat_tiles) {
-      // Last tile first: a causal sequence's last m blocks are its heaviest, so they start early.
-      const int tile = grid_x - 1 - bx;
+      // Each sequence's last m block first (a causal sequence's heaviest), so that it starts early.
+      const int tile = flat_forward ? bx : grid_x - 1 - bx;
       b = sequence_of_tile<Traits::kBlockM>(p, tile);
+      seq = SequenceInfo::load(p, b);
       m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
+      if (flat_forward) {
+        const int64_t rows = static_cast<int64_t>(seq.seqlen_q) * p.qheads_per_kvhead;
+        m_block = static_cast<int>((rows + Traits::kBlockM - 1) / Traits::kBlockM) - 1 - m_block;
+      }
       if (m_block < 0) return false;
+    } else {
+      seq = SequenceInfo::load(p, b);
     }
     if constexpr (kFastDiv) {
       split = p.heads_kv_div.div(by);
@@ -66,7 +75,6 @@ struct TileWork {
       kv_head = by % p.num_heads_kv;
       split = by / p.num_heads_kv;
     }
-    seq = SequenceInfo::load(p, b);
     row_begin = m_block * Traits::kBlockM;
     if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return false;  // past the sequence's rows (or a hole)
     // Context parallel: the global key count sets the causal diagonal.
@@ -99,7 +107,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     bz = t.z;
   }
   TileWork w;
-  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
+  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x, p.flat_tiles && flat_tiles_forward(p))) return;
   const SequenceInfo& seq = w.seq;
   const AttentionMask& mask = w.mask;
   const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;

@@ -195,6 +195,9 @@ struct FwdParams {
   // them there, waiting for the read before the current block's boxes (before entry 76; kv-coords-early, for the
   // A/B). 0: two blocks ahead, each read waited for only where its block is issued.
   int kv_coords_early;
+  // Which end of a flat grid's batch launches first (tile_index.h flat_tiles_forward): 0, the last sequence's tiles
+  // first; 1, the end whose sequence sees more keys (the first and last sequences compared); 2, the first.
+  int flat_order;
 };
 
 }  // namespace flashseek

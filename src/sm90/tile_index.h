@@ -10,6 +10,7 @@
 #pragma once
 
 #include "fwd_params.h"
+#include "seqlen.h"
 
 namespace flashseek::sm90 {
 
@@ -36,6 +37,19 @@ __device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
     count = min(stride, count - last * stride);
   }
   return lo;
+}
+
+// Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order). From the last suits a batch
+// that ends in its long sequences (vLLM puts decodes first); a batch that begins with its longest (a chunked prefill,
+// then decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of 32
+// 8-block tiles behind a wave of 1-block decodes). Order 1 compares the first and last sequences' key counts, then
+// their query counts: one round trip more before the CTA's first load, so the host asks for it only where the grid
+// is more than a wave.
+__device__ __forceinline__ bool flat_tiles_forward(const FwdParams& p) {
+  if (p.flat_order != 1) return p.flat_order == 2;
+  const SequenceInfo first = SequenceInfo::load(p, 0);
+  const SequenceInfo last = SequenceInfo::load(p, p.batch - 1);
+  return first.seqlen_k != last.seqlen_k ? first.seqlen_k > last.seqlen_k : first.seqlen_q > last.seqlen_q;
 }
 
 }  // namespace flashseek::sm90

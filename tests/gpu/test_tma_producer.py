@@ -102,6 +102,10 @@ CASES = [
     make_scenario("decode-paged", "L8", "64q1s1500_q1s0_q1s77", suffix=["p16", "zero-kv"], **_lse),
     make_scenario("sinks", "L70", "32q1s1300", suffix=["p64", "sinks"], page_size=64, sinks=True, **_lse),
     make_scenario("decode-splitkv", "L8", "32q1s3000", suffix=["p16", "splits4"], num_splits=4, **_lse),
+    # flat grids of more than a wave that begin with their longest sequence (entry 98: launched from the first
+    # sequence): the one-tile kernel (160 CTAs) and the persistent one
+    make_scenario("edge", "L8", "q100s1000_16q1s77", suffix=["p256", "flat-first"], page_size=256, **_lse),
+    make_scenario("mixed", "L8", "q2000_32q1s300", suffix=["p16", "flat-first"], **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
@@ -129,7 +133,10 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 83: the bf16 decode tiles on their persistent kernel: the two-CTA tiles (and the table's under
                # splits), and the d64 table's tile (same block_n as its two-CTA one; d128's one-CTA tile has block_n
                # 128 against the two-CTA tile's 64, so no-cta2 is not bitwise and is checked by the evaluator)
-               "decode-persist", "decode-persist,no-d64-cta2"]
+               "decode-persist", "decode-persist,no-d64-cta2",
+               # entry 98: a flat grid's tiles from the last sequence (0) and from the first (2), against the
+               # default's choice by the first and last sequences' lengths: the same tiles in another order
+               "flat-order=0", "flat-order=2"]
 
 
 def _outputs(seed):
