@@ -39,17 +39,22 @@ __device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
   return lo;
 }
 
-// Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order). From the last suits a batch
-// that ends in its long sequences (vLLM puts decodes first); a batch that begins with its longest (a chunked prefill,
-// then decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of 32
-// 8-block tiles behind a wave of 1-block decodes). Order 1 compares the first and last sequences' key counts, then
-// their query counts: one round trip more before the CTA's first load, so the host asks for it only where the grid
-// is more than a wave.
+// Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order), for a longest-first order
+// without a sort: from the end of the batch whose sequence has the heavier heaviest tile (more keys), and on a tie
+// the end whose lightest tile is heavier, so that the light tiles come last. From the last suits a batch that ends
+// in its long sequences (vLLM puts decodes first); a batch that begins with its longest (a chunked prefill, then
+// short decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of
+// 32 8-block tiles behind a wave of 1-block decodes). A prefill beside decodes of as many keys keeps the decodes
+// first (their tiles are as heavy as its heaviest; from the first, mixed L70t4 q2k_32q1s2k was 1.31x slower).
+// Order 1 looks at the first and last sequences only: one round trip more before the CTA's first load, so the host
+// asks for it only where the grid is more than a wave.
 __device__ __forceinline__ bool flat_tiles_forward(const FwdParams& p) {
   if (p.flat_order != 1) return p.flat_order == 2;
   const SequenceInfo first = SequenceInfo::load(p, 0);
   const SequenceInfo last = SequenceInfo::load(p, p.batch - 1);
-  return first.seqlen_k != last.seqlen_k ? first.seqlen_k > last.seqlen_k : first.seqlen_q > last.seqlen_q;
+  if (first.seqlen_k != last.seqlen_k) return first.seqlen_k > last.seqlen_k;
+  // A causal sequence's first query row sees seqlen_k - seqlen_q + 1 keys (bottom-right aligned).
+  return p.causal && first.seqlen_q < last.seqlen_q;
 }
 
 }  // namespace flashseek::sm90
