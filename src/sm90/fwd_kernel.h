@@ -48,16 +48,15 @@ struct TileWork {
 
   // false: the tile holds no rows of a sequence (a flat grid's padding, or past the sequence's rows).
   // kFastDiv: the y index split by p.heads_kv_div (the persistent launcher sets it; kLoopTileFastDiv).
-  // flat_forward: a flat grid's tiles from the first sequence (flat_tiles_forward).
   template <class Traits, bool kFastDiv = false>
-  __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x,
-                                          bool flat_forward = false) {
+  __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
     int m_block = bx;
     b = bz;
     if (p.flat_tiles) {
       // Each sequence's last m block first (a causal sequence's heaviest), so that it starts early.
-      const int tile = flat_forward ? bx : grid_x - 1 - bx;
-      b = sequence_of_tile<Traits::kBlockM>(p, tile);
+      int tile;
+      bool flat_forward;
+      b = sequence_of_flat_tile<Traits::kBlockM>(p, bx, grid_x, tile, flat_forward);
       seq = SequenceInfo::load(p, b);
       m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
       if (flat_forward) {
@@ -107,7 +106,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     bz = t.z;
   }
   TileWork w;
-  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x, p.flat_tiles && flat_tiles_forward(p))) return;
+  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
   const SequenceInfo& seq = w.seq;
   const AttentionMask& mask = w.mask;
   const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;

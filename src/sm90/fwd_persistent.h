@@ -56,10 +56,6 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     }
     mbarrier_init_fence();
   }
-  if (threadIdx.x == 32) {  // its loads beside thread 0's barrier init
-    const int forward = p.flat_tiles && flat_tiles_forward(p) ? 1 : 0;
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + Traits::kPersistFlatForward), "r"(forward) : "memory");
-  }
   __syncthreads();
 
   // Tiles in the order the counter hands them out: KV heads (and splits) fastest, then m blocks from the
@@ -99,11 +95,6 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
 
   // Both roles walk the same tiles and count the same key blocks (pipe) and Q tiles (q_count), each in its own
   // loop: ptxas keeps a setmaxnreg only where the code after it is not shared with the other role.
-  auto flat_forward = [&] {
-    int forward;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(forward) : "r"(base + Traits::kPersistFlatForward) : "memory");
-    return forward != 0;
-  };
   auto for_each_tile = [&](auto&& body) {
     int pipe = 0, q_count = 0;
     for (int k = 0;; ++k) {
@@ -123,7 +114,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       }
       const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
       TileWork w{};
-      const bool valid = w.resolve<Traits, kTileFastDiv>(p, bx, by, bz, grid_m, p.flat_tiles && flat_forward());
+      const bool valid = w.resolve<Traits, kTileFastDiv>(p, bx, by, bz, grid_m);
       const int n_iters = valid ? w.n_end - w.n_begin : 0;
       if (valid) body(w, n_iters, pipe, q_count);
       if (threadIdx.x == kFetcher) publish(k + 1);

@@ -192,9 +192,7 @@ struct FwdKernelTraits {
   static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
   static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
   static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
-  // flat_tiles_forward's answer, found once a CTA (a register across the tile loop made the d64 tile's producer spill)
-  static constexpr uint32_t kPersistFlatForward = kPersistTileSlots + 2 * sizeof(int);
-  static constexpr uint32_t kPersistSmemBytes = kPersistFlatForward + sizeof(int);
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }

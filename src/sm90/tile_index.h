@@ -20,21 +20,26 @@ __device__ __forceinline__ int first_tile_of(const FwdParams& p, int b) {
   return static_cast<int>(start * p.qheads_per_kvhead / kBlockM) + b;
 }
 
-// The last b in [0, batch) with first_tile_of(b) <= tile: a 32-way search across the warp (two rounds up to
+// One round of the search below: narrows [lo, lo + count) to the stride-wide part holding the last b with
+// first_tile_of(b) <= tile, from the lanes' first tiles `t` (lane i's of b = lo + i * stride, where `in`).
+__device__ __forceinline__ void narrow_sequences(int tile, int t, bool in, int stride, int& lo, int& count) {
+  const unsigned ballot = __ballot_sync(0xffffffffu, in && t <= tile);
+  const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
+  lo += last * stride;
+  count = min(stride, count - last * stride);
+}
+
+// The last b in [lo, lo + count) with first_tile_of(b) <= tile: a 32-way search across the warp (two rounds up to
 // 1024 sequences), every warp of the CTA on its own so that no barrier is needed before the roles split.
 template <int kBlockM>
-__device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
+__device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile, int lo = 0, int count = -1) {
   const int lane = threadIdx.x & 31;
-  int lo = 0;
-  int count = p.batch;
+  if (count < 0) count = p.batch;
   while (count > 1) {
     const int stride = (count + 31) / 32;
     const int b = lo + lane * stride;
-    const bool at_or_before = b < lo + count && first_tile_of<kBlockM>(p, b) <= tile;
-    const unsigned ballot = __ballot_sync(0xffffffffu, at_or_before);
-    const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
-    lo += last * stride;
-    count = min(stride, count - last * stride);
+    const bool in = b < lo + count;
+    narrow_sequences(tile, in ? first_tile_of<kBlockM>(p, b) : 0, in, stride, lo, count);
   }
   return lo;
 }
@@ -55,6 +60,23 @@ __device__ __forceinline__ bool flat_tiles_forward(const FwdParams& p) {
   if (first.seqlen_k != last.seqlen_k) return first.seqlen_k > last.seqlen_k;
   // A causal sequence's first query row sees seqlen_k - seqlen_q + 1 keys (bottom-right aligned).
   return p.causal && first.seqlen_q < last.seqlen_q;
+}
+
+// The sequence of a flat grid's tile at launch index bx, and that tile's index (`tile`, counted from the first
+// sequence's first tile) and direction (`forward`: flat_tiles_forward). The direction's loads issue beside the
+// search's first round, so that choosing it costs no round trip of its own.
+template <int kBlockM>
+__device__ __forceinline__ int sequence_of_flat_tile(const FwdParams& p, int bx, int grid_x, int& tile,
+                                                     bool& forward) {
+  const int stride = (p.batch + 31) / 32;
+  const int b = (threadIdx.x & 31) * stride;
+  const bool in = b < p.batch;
+  const int t = in ? first_tile_of<kBlockM>(p, b) : 0;
+  forward = flat_tiles_forward(p);
+  tile = forward ? bx : grid_x - 1 - bx;
+  int lo = 0, count = p.batch;
+  narrow_sequences(tile, t, in, stride, lo, count);
+  return sequence_of_tile<kBlockM>(p, tile, lo, count);
 }
 
 }  // namespace flashseek::sm90
