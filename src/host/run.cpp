@@ -413,12 +413,12 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm
                               : 1;
-  // Entry 98: which end of a flat grid's batch starts first matters only where the CTAs are more than a wave.
+  // Entry 98: which end of a flat grid's batch starts first (the one-tile kernel's; the persistent kernel keeps
+  // order 0) matters only where the CTAs are more than a wave; choosing costs each CTA some latency (fp8 mixed
+  // q2k_32q1s2k, 6 waves: +1.5%), so only up to 4 waves, where a heavy tile started last is a large share.
   const int flat_order = Experiment::get().flat_order;
-  p.flat_order = !p.flat_tiles ? 0
-                 : flat_order >= 0 ? flat_order
-                 : grid_ctas > static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm ? 1
-                                                                                              : 0;
+  const long long wave = static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm;
+  p.flat_order = !p.flat_tiles ? 0 : flat_order >= 0 ? flat_order : grid_ctas > wave && grid_ctas <= 4 * wave ? 1 : 0;
   const TileLoopKey tile_key{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
                              compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
                              static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm};

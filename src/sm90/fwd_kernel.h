@@ -48,24 +48,30 @@ struct TileWork {
 
   // false: the tile holds no rows of a sequence (a flat grid's padding, or past the sequence's rows).
   // kFastDiv: the y index split by p.heads_kv_div (the persistent launcher sets it; kLoopTileFastDiv).
-  template <class Traits, bool kFastDiv = false>
+  // kFlatDirection: a flat grid's order by FwdParams::flat_order (the one-tile kernel); otherwise from the last
+  // sequence (order 0).
+  template <class Traits, bool kFastDiv = false, bool kFlatDirection = true>
   __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
     int m_block = bx;
     b = bz;
     if (p.flat_tiles) {
       // Each sequence's last m block first (a causal sequence's heaviest), so that it starts early.
-      int tile;
-      bool flat_forward;
-      b = sequence_of_flat_tile<Traits::kBlockM>(p, bx, grid_x, tile, flat_forward);
-      seq = SequenceInfo::load(p, b);
-      m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
-      if (flat_forward) {
-        const int64_t rows = static_cast<int64_t>(seq.seqlen_q) * p.qheads_per_kvhead;
-        m_block = static_cast<int>((rows + Traits::kBlockM - 1) / Traits::kBlockM) - 1 - m_block;
+      if constexpr (kFlatDirection) {
+        int tile;
+        bool flat_forward;
+        b = sequence_of_flat_tile<Traits::kBlockM>(p, bx, grid_x, tile, flat_forward);
+        seq = SequenceInfo::load(p, b);
+        m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
+        if (flat_forward) {
+          const int64_t rows = static_cast<int64_t>(seq.seqlen_q) * p.qheads_per_kvhead;
+          m_block = static_cast<int>((rows + Traits::kBlockM - 1) / Traits::kBlockM) - 1 - m_block;
+        }
+      } else {
+        const int tile = grid_x - 1 - bx;
+        b = sequence_of_tile<Traits::kBlockM>(p, tile);
+        m_block = tile - first_tile_of<Traits::kBlockM>(p, b);
       }
       if (m_block < 0) return false;
-    } else {
-      seq = SequenceInfo::load(p, b);
     }
     if constexpr (kFastDiv) {
       split = p.heads_kv_div.div(by);
@@ -74,6 +80,7 @@ struct TileWork {
       kv_head = by % p.num_heads_kv;
       split = by / p.num_heads_kv;
     }
+    if (!(kFlatDirection && p.flat_tiles)) seq = SequenceInfo::load(p, b);
     row_begin = m_block * Traits::kBlockM;
     if (row_begin >= seq.seqlen_q * p.qheads_per_kvhead) return false;  // past the sequence's rows (or a hole)
     // Context parallel: the global key count sets the causal diagonal.

@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       }
       const int bx = p.flat_tiles ? m_index : grid_m - 1 - m_index;
       TileWork w{};
-      const bool valid = w.resolve<Traits, kTileFastDiv>(p, bx, by, bz, grid_m);
+      const bool valid = w.resolve<Traits, kTileFastDiv, false>(p, bx, by, bz, grid_m);
       const int n_iters = valid ? w.n_end - w.n_begin : 0;
       if (valid) body(w, n_iters, pipe, q_count);
       if (threadIdx.x == kFetcher) publish(k + 1);

@@ -15,33 +15,36 @@
 namespace flashseek::sm90 {
 
 template <int kBlockM>
-__device__ __forceinline__ int first_tile_of(const FwdParams& p, int b) {
-  const int64_t start = max(0, min(p.cu_seqlens_q[b], p.total_q));
+__device__ __forceinline__ int first_tile_of_start(const FwdParams& p, int cu_seqlen_q, int b) {
+  const int64_t start = max(0, min(cu_seqlen_q, p.total_q));
   return static_cast<int>(start * p.qheads_per_kvhead / kBlockM) + b;
 }
 
-// One round of the search below: narrows [lo, lo + count) to the stride-wide part holding the last b with
-// first_tile_of(b) <= tile, from the lanes' first tiles `t` (lane i's of b = lo + i * stride, where `in`).
-__device__ __forceinline__ void narrow_sequences(int tile, int t, bool in, int stride, int& lo, int& count) {
-  const unsigned ballot = __ballot_sync(0xffffffffu, in && t <= tile);
-  const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
-  lo += last * stride;
-  count = min(stride, count - last * stride);
+template <int kBlockM>
+__device__ __forceinline__ int first_tile_of(const FwdParams& p, int b) {
+  return first_tile_of_start<kBlockM>(p, p.cu_seqlens_q[b], b);
 }
 
 // The last b in [lo, lo + count) with first_tile_of(b) <= tile: a 32-way search across the warp (two rounds up to
 // 1024 sequences), every warp of the CTA on its own so that no barrier is needed before the roles split.
 template <int kBlockM>
-__device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile, int lo = 0, int count = -1) {
+__device__ __forceinline__ int sequence_of_tile_in(const FwdParams& p, int tile, int lo, int count) {
   const int lane = threadIdx.x & 31;
-  if (count < 0) count = p.batch;
   while (count > 1) {
     const int stride = (count + 31) / 32;
     const int b = lo + lane * stride;
-    const bool in = b < lo + count;
-    narrow_sequences(tile, in ? first_tile_of<kBlockM>(p, b) : 0, in, stride, lo, count);
+    const bool at_or_before = b < lo + count && first_tile_of<kBlockM>(p, b) <= tile;
+    const unsigned ballot = __ballot_sync(0xffffffffu, at_or_before);
+    const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
+    lo += last * stride;
+    count = min(stride, count - last * stride);
   }
   return lo;
+}
+
+template <int kBlockM>
+__device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
+  return sequence_of_tile_in<kBlockM>(p, tile, 0, p.batch);
 }
 
 // Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order), for a longest-first order
@@ -51,8 +54,8 @@ __device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile, in
 // short decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of
 // 32 8-block tiles behind a wave of 1-block decodes). A prefill beside decodes of as many keys keeps the decodes
 // first (their tiles are as heavy as its heaviest; from the first, mixed L70t4 q2k_32q1s2k was 1.31x slower).
-// Order 1 looks at the first and last sequences only: one round trip more before the CTA's first load, so the host
-// asks for it only where the grid is more than a wave.
+// Order 1 looks at the first and last sequences only, on the one-tile kernel (the persistent kernel keeps order 0:
+// its d64 tile's producer spilled more, and its dynamic dealing already fills the SMs around a late heavy tile).
 __device__ __forceinline__ bool flat_tiles_forward(const FwdParams& p) {
   if (p.flat_order != 1) return p.flat_order == 2;
   const SequenceInfo first = SequenceInfo::load(p, 0);
@@ -71,12 +74,12 @@ __device__ __forceinline__ int sequence_of_flat_tile(const FwdParams& p, int bx,
   const int stride = (p.batch + 31) / 32;
   const int b = (threadIdx.x & 31) * stride;
   const bool in = b < p.batch;
-  const int t = in ? first_tile_of<kBlockM>(p, b) : 0;
+  const int start = in ? p.cu_seqlens_q[b] : 0;  // used only after the direction's loads are issued
   forward = flat_tiles_forward(p);
   tile = forward ? bx : grid_x - 1 - bx;
-  int lo = 0, count = p.batch;
-  narrow_sequences(tile, t, in, stride, lo, count);
-  return sequence_of_tile<kBlockM>(p, tile, lo, count);
+  const unsigned ballot = __ballot_sync(0xffffffffu, in && first_tile_of_start<kBlockM>(p, start, b) <= tile);
+  const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
+  return sequence_of_tile_in<kBlockM>(p, tile, last * stride, min(stride, p.batch - last * stride));
 }
 
 }  // namespace flashseek::sm90

@@ -102,8 +102,8 @@ CASES = [
     make_scenario("decode-paged", "L8", "64q1s1500_q1s0_q1s77", suffix=["p16", "zero-kv"], **_lse),
     make_scenario("sinks", "L70", "32q1s1300", suffix=["p64", "sinks"], page_size=64, sinks=True, **_lse),
     make_scenario("decode-splitkv", "L8", "32q1s3000", suffix=["p16", "splits4"], num_splits=4, **_lse),
-    # flat grids of more than a wave that begin with their longest sequence (entry 98: launched from the first
-    # sequence): the one-tile kernel (160 CTAs) and the persistent one
+    # flat grids of more than a wave that begin with their longest sequence (entry 98: the one-tile kernel, 160
+    # CTAs, launches from the first sequence; the persistent kernel keeps its order under every flat-order)
     make_scenario("edge", "L8", "q100s1000_16q1s77", suffix=["p256", "flat-first"], page_size=256, **_lse),
     make_scenario("mixed", "L8", "q2000_32q1s300", suffix=["p16", "flat-first"], **_lse),
 ]
