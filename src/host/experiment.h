@@ -2,6 +2,10 @@
 // read once per process. Unset or empty: the defaults (the measured or predicted best). docs/perf-log.md lists
 // the tokens and what each one measured.
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
+//   combine-warp-rows=N  ... where the combine has at least N rows and at most 32 splits (split_heuristic.h
+//                combine_by_warps; entry 98: combine-warp made cascade p1k / p4k 3-5% faster; not measured yet)
+//   flat-order=N the one-tile kernel's flat-grid direction forced: 0 from the last sequence, 2 from the first, 1 the
+//                default's choice by the first and last sequences (entry 98; default: 1 on grids of 1-4 waves)
 //   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
 //                which hides the second launch: -3..-5% on split small decodes, entry 29); pdl: the default
 //   no-pdl-trigger  the split forward kernel does not let the combine launch early (default: it does, at its
@@ -200,6 +204,7 @@ struct Experiment {
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
   bool kv_coords_early = false;  // entry 76
+  int combine_warp_rows = 0;  // entry 98: > 0, the warp-per-row combine from that many rows (split_heuristic.h)
   int flat_order = -1;  // entry 98: FwdParams::flat_order forced (0, 1, 2); -1: 1 where the grid is over a wave
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
@@ -289,6 +294,7 @@ struct Experiment {
       else if (t == "no-lean-tail") e.lean_tail = false;
       else if (t == "kv-coords-early") e.kv_coords_early = true;
       else if (t.rfind("flat-order=", 0) == 0) e.flat_order = std::atoi(t.c_str() + 11);
+      else if (t.rfind("combine-warp-rows=", 0) == 0) e.combine_warp_rows = std::atoi(t.c_str() + 18);
       else if (t == "split-rows-max") e.split_real_tiles = false;
       else if (t == "split-recount-all") e.split_recount_all = true;
       else if (t == "combine-per-sequence") e.combine_q_rows = false;

@@ -115,4 +115,8 @@ int choose_num_splits(const SplitInputs& in) {
   return 1;
 }
 
+bool combine_by_warps(long long combined_rows, int splits, int min_rows) {
+  return min_rows > 0 && splits > 1 && splits <= 32 && combined_rows >= min_rows;
+}
+
 }  // namespace flashseek

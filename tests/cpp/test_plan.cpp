@@ -1583,5 +1583,16 @@ TEST(TileLoop, TheQTmaAndLeanTailBitsGoWhereTheKernelsListThem) {
   EXPECT_EQ(loop_flags_with_bits(key(128, 128), sm90::kPersistentLoopFlags, qtma), -1);  // 3587: no q-tma kernel
 }
 
+// combine-warp-rows=N (entry 98): the warp-per-row combine only from N combined rows, for 2-32 splits, never at N 0.
+TEST(CombineByWarps, ManyRowsOfFewSplitsOnly) {
+  EXPECT_FALSE(combine_by_warps(4096, 4, 0));      // the experiment off
+  EXPECT_TRUE(combine_by_warps(4096, 4, 2048));    // a cascade prefix pass: 128 queries x 32 heads
+  EXPECT_TRUE(combine_by_warps(2048, 32, 2048));   // the bounds are inclusive
+  EXPECT_FALSE(combine_by_warps(2047, 4, 2048));   // too few rows
+  EXPECT_FALSE(combine_by_warps(4096, 33, 2048));  // many splits: the row-per-CTA kernel spreads them over 256 threads
+  EXPECT_FALSE(combine_by_warps(4096, 1, 2048));   // no split: no combine
+  EXPECT_FALSE(combine_by_warps(32, 128, 2048));   // a one-KV-head decode of many splits keeps the row-per-CTA kernel
+}
+
 }  // namespace
 }  // namespace flashseek
