@@ -414,6 +414,10 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
+  // fp8-persist (entry 98): the launcher runs the 192-row fp16-P*V tile persistently (others ignore the value).
+  if (fp8_native && block_m == 192 && native_mode == sm90::Fp8Native::kF16Pv && Experiment::get().fp8_persist) {
+    loop_flags = sm90::kPersistentLoopFlags;
+  }
   const long long grid_ctas = sm90::one_tile_grid_ctas(p, grid_m);
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm

@@ -251,6 +251,13 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
       return launch_attention_fwd_variant<Traits, kNativeProducerAheadLoopFlags>(p, maps, num_m_blocks, stream);
     }
   }
+  if constexpr (Traits::kFp8Native && Traits::kF16Pv && Traits::kBlockM == 192) {
+    // The 192-row native d64 tile on the persistent kernel (fp8-persist, entry 98; its inst file includes
+    // fwd_persistent.h); it falls back to this tile's one-tile kernel under 1.5 waves.
+    if (loop_flags == kPersistentLoopFlags) {
+      return launch_attention_fwd_persistent<Traits, kPersistentLoopFlags>(p, maps, num_m_blocks, stream);
+    }
+  }
   if constexpr (has_experiment_variants<Traits>()) {
     // A forced value of the 128-row tiles' variants that the 192-row or d96 tile does not list (a whole process
     // under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves that tile on its default, as before it

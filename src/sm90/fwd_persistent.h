@@ -28,10 +28,11 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     attention_fwd_persistent_kernel(const __grid_constant__ FwdParams p, const __grid_constant__ KvTensorMaps maps,
                                     int grid_m, int counter_slot) {
   constexpr bool kOneConsumer = Traits::kConsumerWarpgroups == 1;
-  static_assert(!Traits::kFp8Kv &&
+  static_assert((!Traits::kFp8Kv || Traits::kFp8Native) &&
                     (((Traits::kConsumerWarpgroups == 2 || Traits::kConsumerWarpgroups == 3) && Traits::kCtasPerSm == 1) ||
                      (kOneConsumer && Traits::kPersistORegs && Traits::kKeySplit == 1)),
-                "the persistent kernel is built for the 16-bit two- and three-consumer tiles and the decode tiles");
+                "the persistent kernel is built for the 16-bit and native e4m3 two- and three-consumer tiles and "
+                "the decode tiles");
   static_assert((kLoopFlags & kStageSkipFlags) == 0, "no stage-skip variant of the persistent kernel");
   static_assert(Traits::kPersistSmemBytes <= 232448, "the O staging tile does not fit");
   static_assert(Traits::kCtasPerSm * (Traits::kPersistSmemBytes + 1024) <= 233472, "the CTAs per SM do not fit");
@@ -49,6 +50,12 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       mbarrier_init(base + Traits::v_full_barrier(s), 128);
       mbarrier_init(base + Traits::k_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
       mbarrier_init(base + Traits::v_empty_barrier(s), 4 * Traits::kConsumerWarpgroups);
+    }
+    if constexpr (Traits::kFp8Native) {
+      for (int r = 0; r < Traits::kRawStages; ++r) {
+        mbarrier_init(base + Traits::v_raw_full_barrier(r), 1);   // TMA: one arrival with the transaction count
+        mbarrier_init(base + Traits::v_raw_empty_barrier(r), 4);  // one arrival per producer warp
+      }
     }
     for (int slot = 0; slot < 2; ++slot) {
       mbarrier_init(base + Traits::kPersistTileFullBarrier + 8 * slot, 1);
@@ -145,8 +152,13 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     if constexpr (kReallocate) warpgroup_reg_dealloc<kProducerRegs>();
     for_each_tile([&](const TileWork& w, int n_iters, int pipe, int q_count) {
       if (n_iters > 0) {
-        ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0>(
-            p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end, smem, tid, pipe, q_count);
+        if constexpr (Traits::kFp8Native) {
+          ProducerFp8Native<Traits>::template run<kLoopFlags, true>(p, maps, w.seq, w.b, w.kv_head, w.row_begin,
+                                                                    w.n_begin, w.n_end, smem, tid, pipe, q_count);
+        } else {
+          ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0>(
+              p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end, smem, tid, pipe, q_count);
+        }
       }
     });
     // Copies still in flight complete on their own; waiting keeps a retiring warp from leaving them behind.

@@ -71,18 +71,20 @@ struct ProducerFp8Native {
   // stage's v_full arrival and each warp's release of the raw stage.
   // kBatchLoads (kLoopTransposeBatch): the full-block transposes load all their passes (block_n 64) or two at a time
   // (block_n 128 beside a register split) before storing (entry 39).
+  // pipe0: the key blocks earlier tiles of a persistent CTA sent through the stage and raw rings (0 elsewhere).
   template <bool kBatchLoads = false>
   __device__ __forceinline__ static void transpose_block(const FwdParams& p, const SequenceInfo& seq, int j, int n_end,
-                                                         uint32_t smem_base, int tid) {
+                                                         uint32_t smem_base, int tid, int pipe0 = 0) {
     if (j < 0) return;
     const int lane = tid % 32;
     const bool keyed = (p.fp8_mode & kFp8KeyedTranspose) != 0;
     // Block j: V^T from its raw stage, by every producer thread.
     const int n = n_end - 1 - j;
-    const int stage = j % Traits::kStages;
-    const uint32_t phase = (j / Traits::kStages) & 1;
-    const int raw = j % Traits::kRawStages;
-    mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (j / Traits::kRawStages) & 1);
+    const int ring = pipe0 + j;
+    const int stage = ring % Traits::kStages;
+    const uint32_t phase = (ring / Traits::kStages) & 1;
+    const int raw = ring % Traits::kRawStages;
+    mbarrier_wait(smem_base + Traits::v_raw_full_barrier(raw), (ring / Traits::kRawStages) & 1);
     mbarrier_wait(smem_base + Traits::v_empty_barrier(stage), phase ^ 1);
     // Rows of the block inside the sequence (head-packed: its keys times the heads, rows being key-major).
     const int valid_keys = Traits::kHeadPacked
@@ -130,11 +132,16 @@ struct ProducerFp8Native {
   // kFlags (experiments, entry 39): kLoopPageIdsAhead reads each block's block-table entries two blocks ahead and
   // clamps them when the block is issued (ncu: the default clamps right after the load, a block ahead, and the
   // issuing warp waits for the load there; entry 37); kLoopTransposeBatch batches the transpose's loads.
-  template <int kFlags = kDefaultLoopFlags>
+  // kPersistent (fwd_persistent.h, fp8-persist): `pipe` key blocks went through the stage and raw rings in this
+  // CTA's earlier tiles and `q_count` Q tiles before this one, as ProducerTma's; each tile drains its own lag (its
+  // last blocks' transposes run before the next tile's copies). TMA only: the persistent launcher takes the calls
+  // TMA streams.
+  template <int kFlags = kDefaultLoopFlags, bool kPersistent = false>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
-                             int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid) {
+                             int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid, int pipe = 0,
+                             int q_count = 0) {
     constexpr bool kAhead = (kFlags & kLoopPageIdsAhead) != 0;
-    if constexpr (Traits::kShape.native_copies) {
+    if constexpr (Traits::kShape.native_copies && !kPersistent) {
       if (p.kv_tma_rows == 0) {
         run_by_copies(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
         return;
@@ -142,7 +149,11 @@ struct ProducerFp8Native {
     }
     const uint32_t smem_base = smem_addr(smem);
     const int lane = tid % 32;
-    if (tid == 0) {
+    const int pipe0 = kPersistent ? __shfl_sync(0xffffffffu, pipe, 0) : 0;  // warp-uniform for ptxas (consumer.h)
+    if constexpr (kPersistent) {
+      if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistQEmptyBarrier, (q_count - 1) & 1);
+    }
+    if (tid == 0 && (!kPersistent || q_count == 0)) {
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
     }
@@ -189,7 +200,7 @@ struct ProducerFp8Native {
     // previous block (transposed at step it - kRawStages + kLag <= it - 1).
     // kFp8KeyedTranspose (diagnostic, FLASHSEEK_EXPERIMENT=fp8n-keyed-transpose): full blocks on the per-key path.
     auto transpose_step = [&](int it) {
-      transpose_block<(kFlags & kLoopTransposeBatch) != 0>(p, seq, it - kLag, n_end, smem_base, tid);
+      transpose_block<(kFlags & kLoopTransposeBatch) != 0>(p, seq, it - kLag, n_end, smem_base, tid, pipe0);
     };
     auto issue_step = [&](int it) {
       if (it < n_iters && (issues_k || issues_v)) {
@@ -202,9 +213,10 @@ struct ProducerFp8Native {
         } else {
           next = coord_of(it + 1);
         }
+        const int ring = pipe0 + it;
         if (issues_k) {
-          const int stage = it % Traits::kStages;
-          const uint32_t phase = (it / Traits::kStages) & 1;
+          const int stage = ring % Traits::kStages;
+          const uint32_t phase = (ring / Traits::kStages) & 1;
           Tma::template issue_block<typename Traits::KTile, kThreads>(
               &maps.k, smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes,
               smem_base + Traits::k_full_barrier(stage), smem_base + Traits::k_empty_barrier(stage), phase ^ 1,
@@ -212,11 +224,11 @@ struct ProducerFp8Native {
         }
         if (issues_v) {
           // The raw stage's previous block (it - kRawStages) must have been read by every producer warp.
-          const int raw = it % Traits::kRawStages;
+          const int raw = ring % Traits::kRawStages;
           Tma::template issue_block<typename Traits::VRawTile, 1>(
               &maps.v, smem_base + Traits::kRawOffset + raw * Traits::kRawStageBytes,
               smem_base + Traits::v_raw_full_barrier(raw), smem_base + Traits::v_raw_empty_barrier(raw),
-              ((it / Traits::kRawStages) & 1) ^ 1, box_head, c, lane, box_tile_rows, has_box, roles.v_share);
+              ((ring / Traits::kRawStages) & 1) ^ 1, box_head, c, lane, box_tile_rows, has_box, roles.v_share);
         }
       }
     };
@@ -224,7 +236,7 @@ struct ProducerFp8Native {
       transpose_step(it);
       issue_step(it);
     }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if constexpr (!kPersistent) asm volatile("cp.async.wait_all;\n" ::: "memory");
   }
 
   // K and the raw V by 16-byte copies from all 128 threads (the header), in the TMA path's order: each step
