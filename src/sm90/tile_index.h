@@ -50,7 +50,7 @@ __device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
 // Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order), for a longest-first order
 // without a sort: from the end of the batch whose sequence has the heavier heaviest tile (more keys), and on a tie
 // the end whose lightest tile is heavier, so that the light tiles come last. From the last suits a batch that ends
-// in its long sequences (vLLM puts decodes first); a batch that begins with its longest (a chunked prefill, then
+// in its long sequences (decodes first, then a chunked prefill); a batch that begins with its longest (a chunked prefill, then
 // short decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of
 // 32 8-block tiles behind a wave of 1-block decodes). A prefill beside decodes of as many keys keeps the decodes
 // first (their tiles are as heavy as its heaviest; from the first, mixed L70t4 q2k_32q1s2k was 1.31x slower).
