@@ -132,10 +132,12 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
       a.q.shape[0] < static_cast<int64_t>(a.batch_size) * a.max_seqlen_q) {
     p.combine_mode |= 4;
   }
-  const long long seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
-  const long long combined_rows =
-      ((p.combine_mode & 4) != 0 ? a.q.shape[0] : a.batch_size * seqlen_q) * a.q.shape[1];
-  if (combine_by_warps(combined_rows, plan.num_splits, experiment.combine_warp_rows)) p.combine_mode |= 1;
+  if (experiment.combine_warp_rows > 0) {  // the rows launch_combine_splits' grid covers
+    const long long seqlen_q = a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q;
+    const long long combined_rows =
+        ((p.combine_mode & 4) != 0 ? a.q.shape[0] : a.batch_size * seqlen_q) * a.q.shape[1];
+    if (combine_by_warps(combined_rows, plan.num_splits, experiment.combine_warp_rows)) p.combine_mode |= 1;
+  }
   if (plan.num_splits > 1) {
     const size_t rows = static_cast<size_t>(plan.num_splits) * a.q.shape[0] * a.q.shape[1];
     p.o_partial = static_cast<float*>(workspace);

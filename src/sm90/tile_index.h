@@ -25,6 +25,14 @@ __device__ __forceinline__ int first_tile_of(const FwdParams& p, int b) {
   return first_tile_of_start<kBlockM>(p, p.cu_seqlens_q[b], b);
 }
 
+// One round of the search below: [lo, lo + count) narrowed to the stride-wide part of the last lane whose first
+// sequence's tile is at or before the one sought (`ballot`, lane i standing for lo + i * stride).
+__device__ __forceinline__ void narrow_to_ballot(unsigned ballot, int stride, int& lo, int& count) {
+  const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
+  lo += last * stride;
+  count = min(stride, count - last * stride);
+}
+
 // The last b in [lo, lo + count) with first_tile_of(b) <= tile: a 32-way search across the warp (two rounds up to
 // 1024 sequences), every warp of the CTA on its own so that no barrier is needed before the roles split.
 template <int kBlockM>
@@ -34,10 +42,7 @@ __device__ __forceinline__ int sequence_of_tile_in(const FwdParams& p, int tile,
     const int stride = (count + 31) / 32;
     const int b = lo + lane * stride;
     const bool at_or_before = b < lo + count && first_tile_of<kBlockM>(p, b) <= tile;
-    const unsigned ballot = __ballot_sync(0xffffffffu, at_or_before);
-    const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
-    lo += last * stride;
-    count = min(stride, count - last * stride);
+    narrow_to_ballot(__ballot_sync(0xffffffffu, at_or_before), stride, lo, count);
   }
   return lo;
 }
@@ -50,10 +55,11 @@ __device__ __forceinline__ int sequence_of_tile(const FwdParams& p, int tile) {
 // Whether a flat grid launches its first sequence's tiles first (FwdParams::flat_order), for a longest-first order
 // without a sort: from the end of the batch whose sequence has the heavier heaviest tile (more keys), and on a tie
 // the end whose lightest tile is heavier, so that the light tiles come last. From the last suits a batch that ends
-// in its long sequences (decodes first, then a chunked prefill); a batch that begins with its longest (a chunked prefill, then
-// short decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge nan-tail: 28 of
-// 32 8-block tiles behind a wave of 1-block decodes). A prefill beside decodes of as many keys keeps the decodes
-// first (their tiles are as heavy as its heaviest; from the first, mixed L70t4 q2k_32q1s2k was 1.31x slower).
+// in its long sequences (decodes first, then a chunked prefill); a batch that begins with its longest (a chunked
+// prefill, then short decodes) wants the opposite, or its heavy tiles start in the last wave and run alone (edge
+// nan-tail: 28 of 32 8-block tiles behind a wave of 1-block decodes). A prefill beside decodes of as many keys keeps
+// the decodes first (their tiles are as heavy as its heaviest; from the first, mixed L70t4 q2k_32q1s2k was 1.31x
+// slower).
 // Order 1 looks at the first and last sequences only, on the one-tile kernel (the persistent kernel keeps order 0:
 // its d64 tile's producer spilled more, and its dynamic dealing already fills the SMs around a late heavy tile).
 __device__ __forceinline__ bool flat_tiles_forward(const FwdParams& p) {
@@ -77,9 +83,10 @@ __device__ __forceinline__ int sequence_of_flat_tile(const FwdParams& p, int bx,
   const int start = in ? p.cu_seqlens_q[b] : 0;  // used only after the direction's loads are issued
   forward = flat_tiles_forward(p);
   tile = forward ? bx : grid_x - 1 - bx;
-  const unsigned ballot = __ballot_sync(0xffffffffu, in && first_tile_of_start<kBlockM>(p, start, b) <= tile);
-  const int last = ballot == 0 ? 0 : 31 - __clz(ballot);
-  return sequence_of_tile_in<kBlockM>(p, tile, last * stride, min(stride, p.batch - last * stride));
+  int lo = 0, count = p.batch;
+  narrow_to_ballot(__ballot_sync(0xffffffffu, in && first_tile_of_start<kBlockM>(p, start, b) <= tile), stride, lo,
+                   count);
+  return sequence_of_tile_in<kBlockM>(p, tile, lo, count);
 }
 
 }  // namespace flashseek::sm90
