@@ -3,13 +3,13 @@
 // the tokens and what each one measured.
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
 //   combine-warp-rows=N  ... where the combine has at least N rows and at most 32 splits (split_heuristic.h
-//                combine_by_warps; entry 98: combine-warp made cascade p1k / p4k 3-5% faster; not measured yet)
+//                combine_by_warps; entry 99: N 2048 is the default, cascade p4k / p1k -4.2% / -2.7%; 0 turns it off)
 //   persist-q2   the bf16 d128 128-row tile's persistent kernel with two Q tiles (the O staging tile as the second; O
 //                staged in each tile's own Q): the next tile's Q loads a tile ahead instead of after this tile's last
-//                QK^T (entry 98: 16q512's consumers wait for Q at tile start; prepared, not run on a GPU yet)
-//   fp8-persist  the 192-row native e4m3 d64 tile (fp16 P*V) on the persistent kernel where it takes the call (1.5
-//                waves of TMA-streamed tiles; entry 98: fp8 OSS q8k w128 runs 2736 one-tile CTAs against FA3's 132
-//                persistent ones; prepared, not run on a GPU yet)
+//                QK^T (entry 99: mixed 3.3% slower, L70t4 4q512s8k +17%; 16q512 +1.2%; not a default)
+//   no-fp8-persist  the 192-row native e4m3 d64 tile (fp16 P*V) on the one-tile kernel only (default since entry 99:
+//                on the persistent kernel where it takes the call, 1.5 waves of TMA-streamed tiles; fp8 OSS q8k
+//                w128 221 -> 182 us, descale-random 1324 -> 1175 us); fp8-persist: the default
 //   flat-order=N the one-tile kernel's flat-grid direction forced: 0 from the last sequence, 2 from the first, 1 the
 //                default's choice by the first and last sequences (entry 98; default: 1 on grids of 1-4 waves)
 //   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
@@ -210,7 +210,7 @@ struct Experiment {
   int q_tma_mode = 1;  // entry 69: 0 never, 1 where tile_table.h q_boxes_pay, 2 wherever a map describes Q
   bool lean_tail = true;  // entry 71
   bool kv_coords_early = false;  // entry 76
-  int combine_warp_rows = 0;  // entry 98: > 0, the warp-per-row combine from that many rows (split_heuristic.h)
+  int combine_warp_rows = 2048;  // entry 99: > 0, the warp-per-row combine from that many rows (split_heuristic.h)
   int flat_order = -1;  // entry 98: FwdParams::flat_order forced (0, 1, 2); -1: 1 where the grid is over a wave
   bool combine_q_rows = true;  // a varlen call's combine grid over q's rows (entry 49)
   bool split_recount_all = false;  // the real-tile recount also where the bound leaves the call whole (entry 49)
@@ -229,7 +229,7 @@ struct Experiment {
   bool d96_auto = true;    // ... on the one-tile 128-row prefills (plan.cpp takes_d96_tiles)
   bool fp8_producer_ahead = true;  // the native decode tiles' producer-latency loop (entry 39)
   bool persist_q2 = false;  // entry 98: the bf16 d128 persistent kernel double-buffers Q (not run on a GPU yet)
-  bool fp8_persist = false;  // entry 98: the 192-row native d64 tile on the persistent kernel (not run on a GPU yet)
+  bool fp8_persist = true;  // entry 99: the 192-row native d64 tile on the persistent kernel
   int fp8_head_pack = 0;  // head-packed native e4m3 decode tiles: 0 off, 1 variant 203, 2 variant 204 (entry 37)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_f16_pv = true;  // d64 native tiles: P*V in fp16 on a widened V (entry 78)
@@ -337,6 +337,7 @@ struct Experiment {
       else if (t == "d96") e.d96_tiles = true;
       else if (t == "fp8-producer-ahead") e.fp8_producer_ahead = true;
       else if (t == "fp8-persist") e.fp8_persist = true;
+      else if (t == "no-fp8-persist") e.fp8_persist = false;
       else if (t == "persist-q2") e.persist_q2 = true;
       else if (t == "no-fp8-producer-ahead") e.fp8_producer_ahead = false;
       else if (t == "no-d96") e.d96_tiles = e.d96_auto = false;

@@ -416,8 +416,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  // fp8-persist (entry 98): the launcher runs the 192-row fp16-P*V tile persistently (others ignore the value).
-  // The default mode is kF16PvD128, which runs the same d64 tile as kF16Pv.
+  // The 192-row fp16-P*V d64 tile on the persistent kernel (entry 99; the launcher falls back to the one-tile kernel
+  // under 1.5 waves). kF16PvD128, the default mode, runs the same d64 tile as kF16Pv.
   if (fp8_native && block_m == 192 && plan.head_dim_padded == 64 && plan.head_dim_v_padded == 64 &&
       (native_mode == sm90::Fp8Native::kF16Pv || native_mode == sm90::Fp8Native::kF16PvD128) &&
       Experiment::get().fp8_persist) {

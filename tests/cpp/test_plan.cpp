@@ -255,6 +255,10 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(Experiment::parse("host-stop-run").host_stop, 1);
   EXPECT_EQ(Experiment::parse("host-stop-launch").host_stop, 2);
   EXPECT_EQ(none.loop_flags, -1);
+  EXPECT_TRUE(none.fp8_persist);  // entry 99
+  EXPECT_FALSE(Experiment::parse("no-fp8-persist").fp8_persist);
+  EXPECT_EQ(none.combine_warp_rows, 2048);  // entry 99
+  EXPECT_EQ(Experiment::parse("combine-warp-rows=0").combine_warp_rows, 0);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
   EXPECT_TRUE(e.combine_warp && e.pdl && e.split_fa);
   EXPECT_EQ(e.split_cap, 48);
@@ -1601,9 +1605,10 @@ TEST(TileLoop, TheQ2BitGoesToTheD128PersistentValuesOnly) {
   EXPECT_EQ(loop_flags_with_bits(key(128, 128, false), persistent | lean, q2), -1);  // fp16: no variants
 }
 
-// combine-warp-rows=N (entry 98): the warp-per-row combine only from N combined rows, for 2-32 splits, never at N 0.
+// combine-warp-rows=N (entries 98, 99; N 2048 the default): the warp-per-row combine only from N combined rows, for
+// 2-32 splits, never at N 0.
 TEST(CombineByWarps, ManyRowsOfFewSplitsOnly) {
-  EXPECT_FALSE(combine_by_warps(4096, 4, 0));      // the experiment off
+  EXPECT_FALSE(combine_by_warps(4096, 4, 0));      // combine-warp-rows=0: off
   EXPECT_TRUE(combine_by_warps(4096, 4, 2048));    // a cascade prefix pass: 128 queries x 32 heads
   EXPECT_TRUE(combine_by_warps(2048, 32, 2048));   // the bounds are inclusive
   EXPECT_FALSE(combine_by_warps(2047, 4, 2048));   // too few rows

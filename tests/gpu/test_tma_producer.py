@@ -15,8 +15,8 @@ promotion (l2promo=256, entry 51): a cache hint only, so the same bits. The forw
 programmatic dependents, the combine let in early and loading its partials beside the LSEs (entry 53): the same
 sums in the same order. The kvcache append and the cascade's merge loading their rows column by column
 (no-row-prefetch) against whole rows first (the default, entry 54): the same arithmetic. A flat grid launched from
-either end (flat-order=0 / 2, entry 98) and the 192-row native e4m3 d64 tile on the persistent kernel (fp8-persist):
-the same tiles; and the d128 persistent kernel with Q double-buffered (persist-q2). Each case must also pass the fp32 reference (so a shared mistake in both still fails)."""
+either end (flat-order=0 / 2, entry 98) and the 192-row native e4m3 d64 tile on its one-tile kernel
+(no-fp8-persist) against the persistent kernel (the default since entry 99): the same tiles; and the d128 persistent kernel with Q double-buffered (persist-q2). Each case must also pass the fp32 reference (so a shared mistake in both still fails)."""
 
 import os
 import subprocess
@@ -107,8 +107,8 @@ CASES = [
     # CTAs, launches from the first sequence; the persistent kernel keeps its order under every flat-order)
     make_scenario("edge", "L8", "q100s1000_16q1s77", suffix=["p256", "flat-first"], page_size=256, **_lse),
     make_scenario("mixed", "L8", "q2000_32q1s300", suffix=["p16", "flat-first"], **_lse),
-    # the 192-row native e4m3 d64 tile (fp16 P*V) on the persistent kernel (fp8-persist, entry 98) against its
-    # one-tile kernel: windowed short tiles with per-(sequence, KV head) descales, and causal ones with sinks
+    # the 192-row native e4m3 d64 tile (fp16 P*V) on the persistent kernel (the default since entry 99) against its
+    # one-tile kernel (no-fp8-persist): windowed short tiles with per-(sequence, KV head) descales, and causal ones with sinks
     make_scenario("fp8", "OSS", "q3000", suffix=["p16", "w128", "persist"], dtype="e4m3", descale="random",
                   window=(127, 0), **_lse),
     make_scenario("fp8", "OSS", "2q1500", suffix=["p16", "sinks", "persist"], dtype="e4m3", descale="stride0",
@@ -144,9 +144,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # entry 98: a flat grid's tiles from the last sequence (0) and from the first (2), against the
                # default's choice by the first and last sequences' lengths: the same tiles in another order
                "flat-order=0", "flat-order=2",
-               # entry 98: the 192-row native e4m3 d64 tile on the persistent kernel (the same tiles' arithmetic);
+               # entry 99: the 192-row native e4m3 d64 tile on its one-tile kernel (the same tiles' arithmetic);
                # the bf16 d128 persistent kernel with two Q tiles (O staged in each tile's Q: the same stores)
-               "fp8-persist", "persist-q2"]
+               "no-fp8-persist", "persist-q2"]
 
 
 def _outputs(seed):
