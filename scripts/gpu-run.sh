@@ -101,7 +101,9 @@ run_step() {
       # the default (pytest -k VALUE; a py: step splits its arguments on spaces, so it cannot pass a -k expression)
       python3 -m pytest tests/gpu/test_tma_producer.py -q -p no:cacheprovider --timeout=600 -k "${step#bitwise:}" 2>&1 \
         | tee -a "$OUT/pytest-bitwise.log" | tail -15 ;;
-    py:*) timeout -k 10 "${PY_TIMEOUT:-240}" python3 ${step#py:} 2>&1 | tee -a "$OUT/py.log" | tail -80
+    py:*) pyargs=${step#py:}; pyargs=${pyargs//\$OUT/$OUT}  # a literal $OUT: this call's, as in eval:
+      # shellcheck disable=SC2086
+      timeout -k 10 "${PY_TIMEOUT:-240}" python3 $pyargs 2>&1 | tee -a "$OUT/py.log" | tail -80
           local rc=${PIPESTATUS[0]}
           if [ "$rc" = 124 ]; then echo "py step cut after ${PY_TIMEOUT:-240} s (PY_TIMEOUT)" | tee -a "$OUT/py.log"; fi
           (exit "$rc") ;;

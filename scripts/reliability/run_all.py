@@ -169,6 +169,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--sanitizer-tools", default=",".join(SANITIZER_TOOLS), help="comma list")
     ap.add_argument("--sanitizer-timeout", type=int, default=280, help="seconds per tool")
     ap.add_argument("--sanitizer-quick", action="store_true", help="skip the larger workload scenarios")
+    ap.add_argument("--sanitizer-only", default=None, help="regex on the workload's labels (one kernel's check)")
     ap.add_argument("--fuzz-cases", type=int, default=500)
     ap.add_argument("--fuzz-seed", type=int, default=None, help="default: random, recorded in the report")
     ap.add_argument("--seed", type=int, default=None, help="FLASHSEEK_RELIABILITY_SEED (default: random)")
@@ -247,6 +248,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                "--tools", " ".join(tools), "--timeout", str(args.sanitizer_timeout)]
         if args.sanitizer_quick:
             cmd.append("--quick")
+        if args.sanitizer_only:
+            cmd += ["--only", args.sanitizer_only]
         n_tools = len(tools)
         rc, secs, text = _run(cmd, os.path.join(logs, "sanitizers.log"), env,
                               (args.sanitizer_timeout + 60) * n_tools + 60)
