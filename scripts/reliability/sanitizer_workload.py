@@ -9,7 +9,8 @@ softcap, sinks (float32 and bf16 s_aux, with and without splits), flash_attn_wit
 padding, cache_batch_idx, pages of 4), the cascade (merge_attn_states), merge_attn_states on its own (fp32 and
 +inf LSEs), and the edge cases (zero-length sequences, total_k = 0, page 1, page 48, HND, strided q / out /
 block_table views, Sq > Sk); the fp8-cache kernels (e4m3 q/k/v and a bf16 q against an e4m3 cache, every tile,
-both block sizes, with and without splits). MLA decode is rejected by the library today: not called. With --hostile,
+both block sizes, with and without splits); the persistent d64 192-row kernels, e4m3 and bf16 (one call each of
+250 windowed tiles: the persistent kernels take only grids of 1.5 waves). MLA decode is rejected by the library today: not called. With --hostile,
 also the hostile device data of reliability_cases (memcheck is where those matter).
 
 Shapes are tiny (a few CTAs, a few KV blocks, enough to wrap every K/V stage ring) so that racecheck and
