@@ -4,9 +4,6 @@
 //   combine-warp the warp-per-row combine kernel (8 rows per CTA)
 //   combine-warp-rows=N  ... where the combine has at least N rows and at most 32 splits (split_heuristic.h
 //                combine_by_warps; entry 99: N 2048 is the default, cascade p4k / p1k -4.2% / -2.7%; 0 turns it off)
-//   persist-q2   the bf16 d128 128-row tile's persistent kernel with two Q tiles (the O staging tile as the second; O
-//                staged in each tile's own Q): the next tile's Q loads a tile ahead instead of after this tile's last
-//                QK^T (entry 99: mixed 3.3% slower, L70t4 4q512s8k +17%; 16q512 +1.2%; not a default)
 //   no-fp8-persist  the 192-row native e4m3 d64 tile (fp16 P*V) on the one-tile kernel only (default since entry 99:
 //                on the persistent kernel where it takes the call, 1.5 waves of TMA-streamed tiles; fp8 OSS q8k
 //                w128 221 -> 182 us, descale-random 1324 -> 1175 us); fp8-persist: the default
@@ -228,7 +225,6 @@ struct Experiment {
   bool d96_tiles = false;  // 16-bit d 72-96 on the d96 tiles everywhere (entry 38)
   bool d96_auto = true;    // ... on the one-tile 128-row prefills (plan.cpp takes_d96_tiles)
   bool fp8_producer_ahead = true;  // the native decode tiles' producer-latency loop (entry 39)
-  bool persist_q2 = false;  // entry 98: the bf16 d128 persistent kernel double-buffers Q (not run on a GPU yet)
   bool fp8_persist = true;  // entry 99: the 192-row native d64 tile on the persistent kernel
   int fp8_head_pack = 0;  // head-packed native e4m3 decode tiles: 0 off, 1 variant 203, 2 variant 204 (entry 37)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
@@ -338,7 +334,6 @@ struct Experiment {
       else if (t == "fp8-producer-ahead") e.fp8_producer_ahead = true;
       else if (t == "fp8-persist") e.fp8_persist = true;
       else if (t == "no-fp8-persist") e.fp8_persist = false;
-      else if (t == "persist-q2") e.persist_q2 = true;
       else if (t == "no-fp8-producer-ahead") e.fp8_producer_ahead = false;
       else if (t == "no-d96") e.d96_tiles = e.d96_auto = false;
       else if (t == "fp8-nocvt") e.fp8_skip_convert = true;

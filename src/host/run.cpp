@@ -444,10 +444,6 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
     if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
   loop_flags = tile_loop_flags(Experiment::get(), tile_key, loop_flags);
-  if (Experiment::get().persist_q2 && loop_flags >= 0 && (loop_flags & sm90::kLoopPersistent) != 0) {
-    const int with_q2 = loop_flags_with_bits(tile_key, loop_flags, sm90::kQ2LoopBit);
-    if (with_q2 >= 0) loop_flags = with_q2;
-  }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

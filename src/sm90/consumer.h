@@ -86,10 +86,8 @@ struct Consumer {
   }
 
   // S = Q K^T over the head dim, 32 bytes of it per wgmma; the first step overwrites S.
-  // q_shift: the persistent kernel's second Q tile under kLoopQ2 (0: the Q tile).
-  __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg,
-                                                 uint32_t q_shift = 0) {
-    const uint32_t q_rows = smem_base + q_shift + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
+  __device__ __forceinline__ static void qk_gemm(float (&s)[kSRegs], uint32_t smem_base, int stage, int wg) {
+    const uint32_t q_rows = smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes;
     const uint32_t k_tile = smem_base + Traits::kKOffset + stage * Traits::KTile::kBytes;
 #pragma unroll
     for (int ks = 0; ks < kQkSteps; ++ks) {
@@ -107,8 +105,8 @@ struct Consumer {
     // qk_hi / v_hi: stride offset and swizzle of Q and K / of V (the same but on the d64 native tiles' 64-byte Q, K)
     uint32_t q_lo, k_lo, v_lo, qk_hi, v_hi;
   };
-  __device__ __forceinline__ static DescBases make_desc_bases(uint32_t smem_base, int wg, uint32_t q_shift = 0) {
-    const uint64_t q = qk_desc(smem_base + q_shift + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes);
+  __device__ __forceinline__ static DescBases make_desc_bases(uint32_t smem_base, int wg) {
+    const uint64_t q = qk_desc(smem_base + Traits::kQOffset + wg * 64 * Traits::QTile::kRowBytes);
     const uint64_t k = qk_desc(smem_base + Traits::kKOffset);
     const uint64_t v = pv_desc(smem_base + Traits::kVOffset);
     return DescBases{static_cast<uint32_t>(q), static_cast<uint32_t>(k), static_cast<uint32_t>(v),
@@ -194,20 +192,11 @@ struct Consumer {
   // kLoopPersistent (fwd_persistent.h): `pipe` is the number of key blocks this CTA consumed in earlier tiles
   // (the stage ring continues across tiles) and `q_parity` the phase of this tile's Q; the warpgroup releases Q
   // (q_empty) after its last QK^T and stages O in its own tile. Without it both are 0.
-  // kLoopQ2 (entry 98): `q_count` Q tiles came before this one; this tile's Q is Q tile q_count & 1, in which the
-  // warpgroup also stages O (as the one-tile kernel stages it in Q), releasing it after the epilogue's stores, so
-  // that the producer loads the next tile's Q a whole tile ahead instead of after this tile's last QK^T.
   template <int kFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
-                             int tid, int pipe = 0, uint32_t q_parity = 0, int q_count = 0) {
+                             int tid, int pipe = 0, uint32_t q_parity = 0) {
     constexpr bool kPersistent = (kFlags & kLoopPersistent) != 0;
-    constexpr bool kQ2 = (kFlags & kLoopQ2) != 0;
-    static_assert(!kQ2 || (kPersistent && Traits::kPersistQ2Fits && Traits::kKeySplit == 1),
-                  "the second Q tile is the persistent kernel's O staging tile");
-    // Warp-uniform (as pipe0) so that the Q descriptors stay in the uniform datapath.
-    const bool second_q = kQ2 && (__shfl_sync(0xffffffffu, q_count, 0) & 1) != 0;
-    const uint32_t q_shift = second_q ? Traits::kPersistOStagingOffset - Traits::kQOffset : 0;
     // Broadcast from lane 0: a value that ptxas cannot prove warp-uniform (the persistent kernel's counts come from
     // shared memory) moves every stage address and descriptor derived from it out of the uniform datapath
     // (docs/perf-log.md entry 19: +11% instructions per block, the softmax no longer under P*V at d128).
@@ -215,7 +204,7 @@ struct Consumer {
     auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
     auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
     auto release_q = [&](uint32_t base_addr, int ln) {
-      if constexpr (kPersistent && !kQ2) release(base_addr + Traits::kPersistQEmptyBarrier, ln);
+      if constexpr (kPersistent) release(base_addr + Traits::kPersistQEmptyBarrier, ln);
     };
     const int warp = tid / 32;
     const int lane = tid % 32;
@@ -258,13 +247,13 @@ struct Consumer {
     }
     // The loop's two GEMMs as the variant asks: left out, from descriptor bases, or as in the default.
     [[maybe_unused]] DescBases desc_bases{};
-    if constexpr ((kFlags & kLoopDescPrecomp) != 0) desc_bases = make_desc_bases(base, row_wg, q_shift);
+    if constexpr ((kFlags & kLoopDescPrecomp) != 0) desc_bases = make_desc_bases(base, row_wg);
     auto qk = [&](int stage) {
       if constexpr ((kFlags & kLoopSkipQk) != 0) {
       } else if constexpr ((kFlags & kLoopDescPrecomp) != 0) {
         qk_gemm_pre(s, desc_bases, stage);
       } else {
-        qk_gemm(s, base, stage, row_wg, q_shift);
+        qk_gemm(s, base, stage, row_wg);
       }
     };
     auto pv = [&](int stage, bool accumulate) {
@@ -340,12 +329,7 @@ struct Consumer {
       } else if constexpr (kTurns3) {
         if (wg == 2) named_barrier_arrive(static_cast<uint32_t>(NamedBarrier::kMmaTurn0), 256);
       }
-      if constexpr (kQ2) {
-        mbarrier_wait(base + (second_q ? Traits::kPersistQ1FullBarrier : Traits::q_full_barrier()),
-                      (q_count >> 1) & 1);
-      } else {
-        mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
-      }
+      mbarrier_wait(base + Traits::q_full_barrier(), kPersistent ? q_parity : 0);
       mbarrier_wait(base + Traits::k_full_barrier(stage_of(key_of(0))), phase_of(key_of(0)));
       fence_proxy_async_shared();
       take_turn();
@@ -440,21 +424,9 @@ struct Consumer {
     if constexpr (Traits::kKeySplit > 1) {
       if (!merge_key_split(softmax, o, scale_log2, smem, key_lane, tid)) return;
     }
-    if constexpr (kQ2) {
-      // O staged in this tile's Q tile, then that tile released; a tile without keys had no Q loaded for it (the
-      // producer skips it), so it stores from registers and releases nothing.
-      Epilogue<Traits>::template run<false, (kFlags & kLoopLeanTail) != 0>(
-          p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max, softmax.row_sum, row_tok, o,
-          smem, row_wg, tid, q_shift, my_iters == 0);
-      if (my_iters > 0) {
-        __syncwarp();
-        release(base + (second_q ? Traits::kPersistQ1EmptyBarrier : Traits::kPersistQEmptyBarrier), lane);
-      }
-    } else {
-      Epilogue<Traits>::template run<kPersistent, (kFlags & kLoopLeanTail) != 0>(
-          p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max, softmax.row_sum, row_tok, o,
-          smem, row_wg, tid);
-    }
+    Epilogue<Traits>::template run<kPersistent, (kFlags & kLoopLeanTail) != 0>(
+        p, seq, kv_head, row_begin, split, scale_log2, v_descale, softmax.row_max, softmax.row_sum, row_tok, o, smem,
+        row_wg, tid);
   }
 
   // Key-split tiles, two warpgroups per 64 rows: key lane 1 hands its row maxima, sums and O (each thread its own

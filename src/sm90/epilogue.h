@@ -42,13 +42,10 @@ struct Epilogue {
   // kLean (kLoopLeanTail, entry 71): the LSE's logarithm only where an LSE is stored (the split partials, p.lse, or
   // a sink's total), and the store loop with this thread's column chunk fixed and its rows advanced by adds instead
   // of a division per chunk. The same values stored.
-  // staging_shift, registers_only (the persistent kernel under kLoopQ2): O staged in its second Q tile; or stored
-  // from registers (a tile without keys, whose Q tile the producer may be refilling for the next tile).
   template <bool kOwnStaging = false, bool kLean = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin, int split,
                              float scale_log2, float v_descale, const float (&row_max)[2], const float (&row_sum)[2],
-                             const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid,
-                             uint32_t staging_shift = 0, bool registers_only = false) {
+                             const int (&row_tok)[2], const float (&o)[kORegs], uint8_t* smem, int wg, int tid) {
     const int warp = tid / 32;
     const int lane = tid % 32;
     const int G = p.qheads_per_kvhead;
@@ -99,7 +96,7 @@ struct Epilogue {
       }
     }
 
-    if ((kOwnStaging && Traits::kPersistORegs) || registers_only) {
+    if constexpr (kOwnStaging && Traits::kPersistORegs) {
       store_rows_from_registers(p, seq, head, row_tok, factor, o, lane);
       return;
     }
@@ -107,8 +104,7 @@ struct Epilogue {
     // Stage this warpgroup's 64 rows in its own rows of the Q tile, or of an O staging tile (native e4m3, whose Q
     // tile holds bytes; the persistent kernel, whose producer may already be refilling Q).
     if constexpr (kOwnStaging) named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kConsumerWarpgroup0) + wg, 128);
-    uint32_t q_tile =
-        smem_addr(smem) + (kOwnStaging ? Traits::kPersistOStagingOffset : Traits::kOStagingOffset + staging_shift);
+    uint32_t q_tile = smem_addr(smem) + (kOwnStaging ? Traits::kPersistOStagingOffset : Traits::kOStagingOffset);
     const int tile_row0 = 64 * wg + 16 * warp + lane / 4;
 #pragma unroll
     for (int j = 0; j < Traits::kDv / 8; ++j) {

@@ -51,9 +51,6 @@ using ExperimentLoopFlags = LoopFlagList<
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail,                  // 658947
     kDefaultLoopFlags | kLoopQTma | kLoopLeanTail,                                  // 792067
     kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail,      // 921091
-    // ... with Q double-buffered (persist-q2, entry 98; bitwise equal)
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopLeanTail | kLoopQ2,              // 2756099
-    kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail | kLoopQ2,  // 3018243
     // the default without the warpgroup index broadcast (bitwise equal; entry 19)
     kExpBase,                                                                       // 1539
     // run()'s one-tile values without kLoopOverlap (entry 93: FA3's placement, the P*V wait above the softmax, so

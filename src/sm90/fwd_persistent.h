@@ -57,10 +57,6 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
         mbarrier_init(base + Traits::v_raw_empty_barrier(r), 4);  // one arrival per producer warp
       }
     }
-    if constexpr ((kLoopFlags & kLoopQ2) != 0) {
-      mbarrier_init(base + Traits::kPersistQ1FullBarrier, 128);
-      mbarrier_init(base + Traits::kPersistQ1EmptyBarrier, 4 * Traits::kConsumerWarpgroups);
-    }
     for (int slot = 0; slot < 2; ++slot) {
       mbarrier_init(base + Traits::kPersistTileFullBarrier + 8 * slot, 1);
       mbarrier_init(base + Traits::kPersistTileEmptyBarrier + 8 * slot, kWarps);
@@ -160,7 +156,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
           ProducerFp8Native<Traits>::template run<kLoopFlags, true>(p, maps, w.seq, w.b, w.kv_head, w.row_begin,
                                                                     w.n_begin, w.n_end, smem, tid, pipe, q_count);
         } else {
-          ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0, (kLoopFlags & kLoopQ2) != 0>(
+          ProducerTma<Traits>::template run<true, (kLoopFlags & kLoopQTma) != 0>(
               p, maps, w.seq, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end, smem, tid, pipe, q_count);
         }
       }
@@ -181,7 +177,7 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
       Consumer<Traits>::template run<kLoopFlags>(p, w.seq, w.mask, w.b, w.kv_head, w.row_begin, w.n_begin, w.n_end,
                                                  w.split, smem,
                                                  kOneConsumer ? 0 : __shfl_sync(0xffffffffu, warpgroup - 1, 0), tid,
-                                                 pipe, q_count & 1, q_count);
+                                                 pipe, q_count & 1);
     });
   }
 }
@@ -190,7 +186,7 @@ template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                             cudaStream_t stream) {
   static_assert((kLoopFlags & ~(kLoopPersistent | kLoopCarriedStage | kLoopTileFastDiv | kLoopQTma | kLoopLeanTail |
-                                 kLoopTurns3 | kLoopQ2)) ==
+                                 kLoopTurns3)) ==
                     kLoopBaseFlags,
                 "the persistent value's base");
   // The one-tile fallback (reached when the persistent value is forced, FLASHSEEK_EXPERIMENT=3587; by default

@@ -192,12 +192,7 @@ struct FwdKernelTraits {
   static constexpr uint32_t kPersistTileFullBarrier = kPersistQEmptyBarrier + 8;    // + 8 * slot
   static constexpr uint32_t kPersistTileEmptyBarrier = kPersistTileFullBarrier + 16;  // + 8 * slot
   static constexpr uint32_t kPersistTileSlots = kPersistTileEmptyBarrier + 16;      // 2 ints
-  // kLoopQ2 (entry 98): Q tile 1 is the O staging tile (each tile stages O in its own Q tile), with its own full and
-  // empty barriers; tile 0 keeps q_full_barrier() and kPersistQEmptyBarrier.
-  static constexpr uint32_t kPersistQ1FullBarrier = kPersistTileSlots + 8;
-  static constexpr uint32_t kPersistQ1EmptyBarrier = kPersistQ1FullBarrier + 8;
-  static constexpr bool kPersistQ2Fits = !kPersistORegs && QTile::kBytes == OTile::kBytes && !kFp8Kv;
-  static constexpr uint32_t kPersistSmemBytes = kPersistQ1EmptyBarrier + 8;
+  static constexpr uint32_t kPersistSmemBytes = kPersistTileSlots + 2 * sizeof(int);
 
   __host__ __device__ static constexpr uint32_t q_full_barrier() { return kBarrierOffset; }
   __host__ __device__ static constexpr uint32_t k_full_barrier(int s) { return kBarrierOffset + 8 * (1 + s); }

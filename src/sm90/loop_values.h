@@ -32,7 +32,6 @@ enum LoopFlags : int {
                            // incremental rows (entry 71)
   kLoopTurns3 = 1048576,   // three consumer warpgroups (192-row tiles) issue their GEMMs in turn, round robin, as two
                            // do by pingpong (entry 81)
-  kLoopQ2 = 2097152,       // the persistent kernel double-buffers Q (the O staging tile as the second Q tile; entry 98)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).
@@ -56,6 +55,5 @@ constexpr int kOneTileLoopFlags = kDefaultLoopFlags;  // 5635
 constexpr int kQTmaLoopBit = kLoopQTma;
 constexpr int kLeanTailLoopBit = kLoopLeanTail;
 constexpr int kTurns3LoopBit = kLoopTurns3;
-constexpr int kQ2LoopBit = kLoopQ2;
 
 }  // namespace flashseek::sm90

@@ -20,11 +20,8 @@ struct Producer {
   // Rows [row_begin, row_begin + kBlockM) of the packed (token, query head) space of KV head `kv_head`, in
   // 16-byte chunks (8 16-bit values, or 16 e4m3 ones for the native e4m3 tiles), zero-filled past the sequence's
   // rows and the call's head dim (a multiple of the chunk's values: the host only takes such calls here).
-  // q_offset / q_full: the Q tile and its full barrier (the persistent kernel's second Q tile under kLoopQ2).
   __device__ __forceinline__ static void load_q(const FwdParams& p, const SequenceInfo& seq, int row_begin,
-                                                int kv_head, uint32_t smem_base, int tid,
-                                                uint32_t q_offset = Traits::kQOffset,
-                                                uint32_t q_full = Traits::q_full_barrier()) {
+                                                int kv_head, uint32_t smem_base, int tid) {
     constexpr int kChunks = Traits::QTile::kChunksPerRow;
     constexpr int kBytes = Traits::kElementBytes;
     constexpr int kValuesPerChunk = 16 / kBytes;
@@ -41,9 +38,9 @@ struct Producer {
                                         static_cast<int64_t>(head) * p.q_head_stride + chunk * kValuesPerChunk) *
                                            kBytes
                                  : q;
-      cp_async_16_zfill(smem_base + q_offset + Traits::QTile::chunk_offset(row, chunk), src, valid);
+      cp_async_16_zfill(smem_base + Traits::kQOffset + Traits::QTile::chunk_offset(row, chunk), src, valid);
     }
-    cp_async_arrive_on(smem_base + q_full);
+    cp_async_arrive_on(smem_base + Traits::q_full_barrier());
   }
 
   // The copying producer (run, fetch_page) takes one key row per thread: block_n <= 128. Wider tiles (the

@@ -154,35 +154,31 @@ struct ProducerTma {
   // as a run-time branch of every kernel it rescheduled the default d128 loop (65 / 1077 -> 1079 instructions).
   template <bool kQTma>
   __device__ __forceinline__ static void load_q(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq,
-                                                int row_begin, int kv_head, uint32_t smem_base, int tid,
-                                                uint32_t q_offset = Traits::kQOffset,
-                                                uint32_t q_full = Traits::q_full_barrier()) {
+                                                int row_begin, int kv_head, uint32_t smem_base, int tid) {
     using QTile = typename Traits::QTile;
     if constexpr (kQTma && QTile::kSwizzleBytes == 128 && Traits::kElementBytes == 2) {
       if (p.q_tma_box_tokens > 0 && p.q_tma_box_tokens * p.qheads_per_kvhead == Traits::kBlockM) {
         if (tid == 0) {
-          const uint32_t full = smem_base + q_full;
+          const uint32_t full = smem_base + Traits::q_full_barrier();
           mbarrier_expect_tx(full, QTile::kBytes);
           const int token0 = seq.q_start + p.qheads_div.div(row_begin);
           const int head0 = kv_head * p.qheads_per_kvhead;
 #pragma unroll
           for (int cb = 0; cb < QTile::kColumnBlocks; ++cb) {
-            tma_load_4d(smem_base + q_offset + cb * QTile::kColumnBlockBytes, &maps.q, cb * 64, head0, token0, 0,
-                        full);
+            tma_load_4d(smem_base + Traits::kQOffset + cb * QTile::kColumnBlockBytes, &maps.q, cb * 64, head0, token0,
+                        0, full);
           }
           mbarrier_arrive_count(full, kThreads);
         }
         return;
       }
     }
-    Base::load_q(p, seq, row_begin, kv_head, smem_base, tid, q_offset, q_full);
+    Base::load_q(p, seq, row_begin, kv_head, smem_base, tid);
   }
 
   // kPersistent (fwd_persistent.h): `pipe` key blocks went through the stage ring in this CTA's earlier tiles and
   // `q_count` Q tiles before this one; Q is refilled once the consumers released the previous one (q_empty).
-  // kQ2 (kLoopQ2): Q tile q_count & 1, refilled once the consumers released it two tiles ago (after that tile's
-  // epilogue, which staged O in it).
-  template <bool kPersistent = false, bool kQTma = false, bool kQ2 = false>
+  template <bool kPersistent = false, bool kQTma = false>
   __device__ static void run(const FwdParams& p, const KvTensorMaps& maps, const SequenceInfo& seq, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, uint8_t* smem, int tid, int pipe = 0,
                              int q_count = 0) {
@@ -191,16 +187,7 @@ struct ProducerTma {
     const int pipe0 = kPersistent ? __shfl_sync(0xffffffffu, pipe, 0) : 0;  // warp-uniform for ptxas (consumer.h)
     auto stage_of = [&](int it) { return (pipe0 + it) % Traits::kStages; };
     auto phase_of = [&](int it) { return static_cast<uint32_t>(((pipe0 + it) / Traits::kStages) & 1); };
-    uint32_t q_offset = Traits::kQOffset, q_full = Traits::q_full_barrier();
-    if constexpr (kQ2) {
-      const bool second = (q_count & 1) != 0;
-      if (q_count >= 2) {
-        mbarrier_wait(smem_base + (second ? Traits::kPersistQ1EmptyBarrier : Traits::kPersistQEmptyBarrier),
-                      ((q_count >> 1) - 1) & 1);
-      }
-      q_offset = second ? Traits::kPersistOStagingOffset : Traits::kQOffset;
-      q_full = second ? Traits::kPersistQ1FullBarrier : Traits::q_full_barrier();
-    } else if constexpr (kPersistent) {
+    if constexpr (kPersistent) {
       if (q_count > 0) mbarrier_wait(smem_base + Traits::kPersistQEmptyBarrier, (q_count - 1) & 1);
     }
     if (tid == 0 && (!kPersistent || q_count == 0)) {
@@ -210,7 +197,7 @@ struct ProducerTma {
         if (p.q_tma_box_tokens > 0) prefetch_tensormap(&maps.q);
       }
     }
-    load_q<kQTma>(p, maps, seq, row_begin, kv_head, smem_base, tid, q_offset, q_full);
+    load_q<kQTma>(p, maps, seq, row_begin, kv_head, smem_base, tid);
 
     const int n_iters = n_end - n_begin;
     int it = 0;

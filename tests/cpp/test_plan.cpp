@@ -1587,24 +1587,6 @@ TEST(TileLoop, TheQTmaAndLeanTailBitsGoWhereTheKernelsListThem) {
   EXPECT_EQ(loop_flags_with_bits(key(128, 128), sm90::kPersistentLoopFlags, qtma), -1);  // 3587: no q-tma kernel
 }
 
-// persist-q2 (entry 98): the double-buffered Q bit reaches the bf16 d128 128-row tile's two persistent values that
-// list it (with and without q-tma), nothing else.
-TEST(TileLoop, TheQ2BitGoesToTheD128PersistentValuesOnly) {
-  auto key = [](int d, int block_m, bool bf16 = true) {
-    return TileLoopKey{d, d, block_m, 0, bf16, false, false, 0, 0};
-  };
-  const int q2 = sm90::kQ2LoopBit;
-  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
-  const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
-  EXPECT_EQ(loop_flags_with_bits(key(128, 128), persistent | qtma | lean, q2), persistent | qtma | lean | q2);
-  EXPECT_EQ(loop_flags_with_bits(key(128, 128), persistent | lean, q2), persistent | lean | q2);
-  EXPECT_EQ(loop_flags_with_bits(key(128, 128), persistent, q2), -1);   // not listed without the lean tail
-  EXPECT_EQ(loop_flags_with_bits(key(128, 128), -1, q2), -1);           // the one-tile kernel has no second Q
-  EXPECT_EQ(loop_flags_with_bits(key(64, 128), persistent | lean, q2), -1);
-  EXPECT_EQ(loop_flags_with_bits(key(64, 192), persistent | qtma, q2), -1);
-  EXPECT_EQ(loop_flags_with_bits(key(128, 128, false), persistent | lean, q2), -1);  // fp16: no variants
-}
-
 // combine-warp-rows=N (entries 98, 99; N 2048 the default): the warp-per-row combine only from N combined rows, for
 // 2-32 splits, never at N 0.
 TEST(CombineByWarps, ManyRowsOfFewSplitsOnly) {
