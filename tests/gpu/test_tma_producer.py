@@ -113,6 +113,9 @@ CASES = [
                   window=(127, 0), **_lse),
     make_scenario("fp8", "OSS", "2q1500", suffix=["p16", "sinks", "persist"], dtype="e4m3", descale="stride0",
                   sinks=True, **_lse),
+    # ... and split three ways (the persistent kernel's split tiles write partials for the combine)
+    make_scenario("fp8", "OSS", "q3000", suffix=["p16", "splits3", "persist"], dtype="e4m3", descale="random",
+                  num_splits=3, **_lse),
 ]
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
