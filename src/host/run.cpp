@@ -416,13 +416,10 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
-  // The 192-row fp16-P*V d64 tile on the persistent kernel (entry 99; the launcher falls back to the one-tile kernel
-  // under 1.5 waves). kF16PvD128, the default mode, runs the same d64 tile as kF16Pv.
-  if (fp8_native && block_m == 192 && plan.head_dim_padded == 64 && plan.head_dim_v_padded == 64 &&
-      (native_mode == sm90::Fp8Native::kF16Pv || native_mode == sm90::Fp8Native::kF16PvD128) &&
-      Experiment::get().fp8_persist) {
-    loop_flags = sm90::kPersistentLoopFlags;
-  }
+  // The 192-row native tile on the persistent kernel (entry 99). Only the launcher (fwd_kernel.h) knows which tile
+  // has that form (the fp16-P*V d64 one): the others ignore the value, and under 1.5 waves it falls back to the
+  // one-tile kernel. (A copy of that knowledge here, by native mode, missed the default mode in entry 99.)
+  if (fp8_native && block_m == 192 && Experiment::get().fp8_persist) loop_flags = sm90::kPersistentLoopFlags;
   const long long grid_ctas = sm90::one_tile_grid_ctas(p, grid_m);
   const int ctas_per_sm = tile_variant >= 1 && tile_variant <= kNumDecodeVariants
                               ? decode_variant_tile(tile_variant).ctas_per_sm

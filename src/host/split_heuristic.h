@@ -48,8 +48,8 @@ int choose_num_splits(const SplitInputs& in);
 double estimate_split_time_us(const SplitInputs& in, int splits);
 
 // Whether a split call's combine takes the warp-per-row kernel (sm90/combine.cu, 8 rows a CTA) instead of the
-// row-per-CTA one under the combine-warp-rows=N experiment (min_rows = N; 0: never): at least N combined rows and
-// at most 32 splits. The row-per-CTA kernel spreads a row's many partials over 256 threads (a
+// row-per-CTA one (min_rows: Experiment::combine_warp_rows, 2048 by default since perf-log entry 99; 0: never): at
+// least min_rows combined rows and at most 32 splits. The row-per-CTA kernel spreads a row's many partials over 256 threads (a
 // one-KV-head decode's 128 splits); a cascade's prefix pass has thousands of rows of a few splits, where a CTA of
 // 256 threads a row is mostly idle (combine-warp: cascade p4k -4.8%, p1k -3.3%, perf-log entry 98).
 bool combine_by_warps(long long combined_rows, int splits, int min_rows);

@@ -252,8 +252,9 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     }
   }
   if constexpr (Traits::kFp8Native && Traits::kF16Pv && Traits::kBlockM == 192) {
-    // The 192-row native d64 tile on the persistent kernel (fp8-persist, entry 98; its inst file includes
-    // fwd_persistent.h); it falls back to this tile's one-tile kernel under 1.5 waves.
+    // The 192-row native d64 tile on the persistent kernel (the default since entry 99; its inst file includes
+    // fwd_persistent.h; run() asks for it on every 192-row native tile, and only this one has it); it falls back to
+    // this tile's one-tile kernel under 1.5 waves.
     if (loop_flags == kPersistentLoopFlags) {
       return launch_attention_fwd_persistent<Traits, kPersistentLoopFlags>(p, maps, num_m_blocks, stream);
     }
