@@ -2,7 +2,8 @@
 // compute-sanitizer racecheck. One CTA of 512 threads walks `tiles` tiles from a global counter; the fetching
 // thread (64) publishes each tile index in one of two shared slots guarded by full / empty mbarriers.
 //   mode 0: every lane reads the slot, __syncwarp, lane 0 arrives on the empty barrier (count: warps)
-//   mode 1: lane 0 reads the slot and arrives, the warp takes the value by shuffle (count: warps)
+//   mode 1: lane 0 reads the slot, __syncwarp, lane 0 arrives, the warp takes the value by shuffle (count: warps;
+//           the kernel's form since perf-log entry 100)
 //   mode 2: every lane reads the slot and arrives (count: threads)
 // Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -I src scripts/diag/racecheck_tile_slots.cu -o rc_slots
 // Run:   compute-sanitizer --tool racecheck ./rc_slots MODE
@@ -43,10 +44,9 @@ __global__ void __launch_bounds__(512) slots_kernel(int mode, int tiles, int* se
     mbarrier_wait(full + 8 * s, (k >> 1) & 1);
     int t = 0;
     if (mode == 1) {
-      if (lane == 0) {
-        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(slot_base + 4 * s) : "memory");
-        mbarrier_arrive(empty + 8 * s);
-      }
+      if (lane == 0) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(slot_base + 4 * s) : "memory");
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(empty + 8 * s);
     } else {
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(slot_base + 4 * s) : "memory");
       if (mode == 2) {

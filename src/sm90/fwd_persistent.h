@@ -88,11 +88,18 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + Traits::kPersistTileSlots + 4 * slot), "r"(t) : "memory");
     mbarrier_arrive(base + Traits::kPersistTileFullBarrier + 8 * slot);
   };
+  // Lane 0 alone reads the slot and releases it for its warp (its own read before its own arrival); the warp takes
+  // the value by shuffle. Every lane reading before lane 0's arrival is ordered too (the __syncwarp), but racecheck
+  // cannot see the other lanes' reads through the warp barrier and flagged each reuse of a slot (scripts/diag/
+  // racecheck_tile_slots.cu: 225 hazards in that form, none in this one; perf-log entry 100). The __syncwarp stays:
+  // without it ptxas spilled the e4m3 d64 persistent kernel's consumers (0 -> 118 LDL/STL).
   auto read_tile = [&](int k) {
     const int slot = k & 1;
     mbarrier_wait(base + Traits::kPersistTileFullBarrier + 8 * slot, (k >> 1) & 1);
-    int t;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(base + Traits::kPersistTileSlots + 4 * slot) : "memory");
+    int t = 0;
+    if (lane == 0) {
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(base + Traits::kPersistTileSlots + 4 * slot) : "memory");
+    }
     __syncwarp();
     if (lane == 0) mbarrier_arrive(base + Traits::kPersistTileEmptyBarrier + 8 * slot);
     // Every tile field derives from t: broadcast it so that ptxas keeps them warp-uniform (entry 19).
