@@ -14,6 +14,7 @@
 #include "fwd_experiments.h"
 #include "fwd_params.h"
 #include "kernel_traits.h"
+#include "key_origin.h"
 #include "launch.h"
 #include "launch_order.h"
 #include "mask.h"
@@ -86,6 +87,14 @@ struct TileWork {
     // Context parallel: the global key count sets the causal diagonal.
     const int seqlen_k_total = p.cp_tot_seqused_k != nullptr ? max(0, p.cp_tot_seqused_k[b]) : -1;
     mask = AttentionMask::make(p, seq.seqlen_q, seq.seqlen_k, row_begin, Traits::kBlockM, seqlen_k_total);
+    // Entry 102: a windowed tile's key blocks from its first visible key (context parallel keeps key 0: its local
+    // keys interleave with the other ranks').
+    if (p.window_origin_rows > 0 && mask.left != AttentionMask::kUnbounded && mask.cp_world == 1) {
+      const int origin = window_key_origin(mask.tok_min + mask.diag - mask.left, seq.seqlen_k, p.window_origin_rows);
+      seq.k_first += origin;
+      seq.seqlen_k -= origin;
+      mask.shift_keys(origin);
+    }
     mask.block_range(keys_per_block<Traits>(p), n_begin, n_end);
     AttentionMask::split_block_range(p.num_splits, split, n_begin, n_end);
     return true;

@@ -47,6 +47,12 @@ struct AttentionMask {
     return m;
   }
 
+  // The tile's keys from key `origin` on (FwdParams::window_origin_rows): key j becomes key j - origin.
+  __device__ __forceinline__ void shift_keys(int origin) {
+    seqlen_k -= origin;
+    diag -= origin;
+  }
+
   // The last local key at or before global key g, and the first at or after it.
   __device__ __forceinline__ int local_last(int g) const {
     if (cp_world == 1) return g;

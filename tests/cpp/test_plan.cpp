@@ -8,6 +8,7 @@
 
 #include "../../src/sm90/fwd_experiments.h"
 #include "../../src/sm90/fwd_params.h"
+#include "../../src/sm90/key_origin.h"
 #include "../../src/sm90/launch_order.h"
 #include "../../src/sm90/mask_bits.h"
 #include "../../src/sm90/prims/smem_tile.h"
@@ -257,6 +258,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(none.loop_flags, -1);
   EXPECT_TRUE(none.fp8_persist);  // entry 99
   EXPECT_FALSE(Experiment::parse("no-fp8-persist").fp8_persist);
+  EXPECT_FALSE(none.window_origin);  // entry 102, until its A/B
+  EXPECT_TRUE(Experiment::parse("window-origin").window_origin);
   EXPECT_EQ(none.combine_warp_rows, 2048);  // entry 99
   EXPECT_EQ(Experiment::parse("combine-warp-rows=0").combine_warp_rows, 0);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
@@ -483,6 +486,46 @@ TEST(MaskBits, RowBitsMatchTheElementCompares) {
   expect_row_bits_match_compares<96>();
   expect_row_bits_match_compares<80>();
   expect_row_bits_match_compares<64>();
+}
+
+// Entry 102: a windowed tile's key blocks from its first visible key (key_origin.h), counted as the device's
+// block_range counts them (mask.h): the same keys, never more blocks than from key 0 when the origin's rows divide
+// block_n, and a 24-token tile under a 128-key window (151 keys) in exactly two blocks of 128 at page 16.
+TEST(KeyOrigin, WindowedBlocksFromTheFirstVisibleKey) {
+  auto blocks = [](int key_begin, int key_end, int block_n) {  // block_range's [n_begin, n_end) count
+    const int n_end = key_end <= 0 ? 0 : (key_end + block_n - 1) / block_n;
+    const int n_begin = key_begin <= 0 ? 0 : key_begin / block_n;
+    return n_end > n_begin ? n_end - n_begin : 0;
+  };
+  for (const int rows : {1, 8, 16, 64}) {
+    for (const int block_n : {64, 128, 176}) {
+      for (const int seqlen_k : {1, 100, 1000, 8192}) {
+        for (int first = -200; first < seqlen_k + 50; first += 7) {
+          for (const int span : {1, 64, 143, 151, 300}) {
+            const int origin = window_key_origin(first, seqlen_k, rows);
+            ASSERT_GE(origin, 0);
+            ASSERT_LE(origin, std::max(0, first));
+            ASSERT_LE(origin, seqlen_k);
+            ASSERT_EQ(origin % rows == 0 || origin == seqlen_k, true) << origin << " rows " << rows;
+            const int key_begin = std::max(0, first), key_end = std::min(seqlen_k, first + span);
+            if (key_end <= key_begin) continue;
+            const int shifted = blocks(key_begin - origin, key_end - origin, block_n);
+            // The shifted blocks cover the tile's keys: from key origin, shifted x block_n keys reach key_end.
+            ASSERT_LE(key_begin - origin, block_n - 1) << "the first block holds the first visible key";
+            ASSERT_GE(origin + shifted * block_n, key_end);
+            if (block_n % rows == 0) {
+              ASSERT_LE(shifted, blocks(key_begin, key_end, block_n)) << "first " << first << " span " << span;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int first = 1; first < 4096; ++first) {
+    const int origin = window_key_origin(first, 8192, 16);
+    EXPECT_EQ(blocks(first - origin, first + 151 - origin, 128), 2) << first;
+  }
+  EXPECT_EQ(window_key_origin(500, 8192, 0), 0);  // rows 0: blocks from key 0
 }
 
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old

@@ -1,0 +1,23 @@
+// Where a windowed tile's key blocks start (FwdParams::window_origin_rows, docs/perf-log.md entry 102). Plain C++
+// as well, so that CPU tests check it (tests/cpp/test_plan.cpp).
+//
+// Key blocks from key 0 cut a window's keys wherever the multiples of block_n fall: a 192-row d64 tile of 24
+// tokens under a 128-key window sees 151 keys and computed 2 or 3 blocks of 128 (2.1 on average). Blocks that
+// start at the tile's first visible key, rounded down to `rows` (a TMA box's rows in a paged cache, so that no box
+// straddles two pages; 1 elsewhere), need ceil((151 + up to rows - 1) / block_n): never more blocks than from
+// key 0 when rows divides block_n.
+#pragma once
+
+#include "host_device.h"
+
+namespace flashseek {
+
+// The keys to skip before the tile's first key block: its first visible key `first_key` (negative: none to skip)
+// rounded down to a multiple of `rows`, at most `seqlen_k` (0 with rows <= 0: blocks from key 0).
+FLASHSEEK_HOST_DEVICE inline int window_key_origin(int first_key, int seqlen_k, int rows) {
+  if (rows <= 0 || first_key <= 0) return 0;
+  const int origin = first_key / rows * rows;
+  return origin < seqlen_k ? origin : (seqlen_k > 0 ? seqlen_k : 0);
+}
+
+}  // namespace flashseek
