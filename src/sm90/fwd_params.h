@@ -198,8 +198,8 @@ struct FwdParams {
   // Which end of a flat grid's batch launches first (tile_index.h flat_tiles_forward): 0, the last sequence's tiles
   // first; 1, the end whose sequence sees more keys (the first and last sequences compared); 2, the first.
   int flat_order;
-  // > 0: a tile under a bounded left window takes its key blocks from its first visible key, rounded down to a
-  // multiple of this many keys (sm90/key_origin.h; a paged cache's TMA box rows, 1 elsewhere; entry 102). 0: key
+  // > 0: a tile under a bounded left window takes its key blocks from its first visible key where that saves a
+  // block, rounded down to a multiple of this many keys (sm90/key_origin.h; a paged cache's TMA box rows, 1 elsewhere; entry 102). 0: key
   // blocks from key 0.
   int window_origin_rows;
 };

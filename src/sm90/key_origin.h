@@ -5,7 +5,7 @@
 // tokens under a 128-key window sees 151 keys and computed 2 or 3 blocks of 128 (2.1 on average). Blocks that
 // start at the tile's first visible key, rounded down to `rows` (a TMA box's rows in a paged cache, so that no box
 // straddles two pages; 1 elsewhere), need ceil((151 + up to rows - 1) / block_n): never more blocks than from
-// key 0 when rows divides block_n.
+// key 0 when rows divides block_n. TileWork::resolve (fwd_kernel.h) takes the origin only where it saves a block.
 #pragma once
 
 #include "host_device.h"
