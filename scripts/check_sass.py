@@ -70,8 +70,9 @@ LOCAL_MEMORY_ALLOWANCE = {
     r"attention_fwd_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb1ELi205EE": 8,
     # ... on the persistent kernel (the default since entry 99): the same 32-register producer also carries the tile
     # loop's state, 30 LDL / 27 STL, and still runs fp8 OSS q8k w128 in 182 us against the one-tile kernel's 221.
-    # Debt: moving the per-tile state out of the producer's registers (entry 99).
-    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb1ELi205EEELi3587E": 30,
+    # The windowed tiles' key origin (entry 102, a per-tile choice in TileWork::resolve) adds one: 31 / 29, with w128
+    # at 174 us. Debt: moving the per-tile state out of the producer's registers (entry 99).
+    r"attention_fwd_persistent_kernel.*FwdKernelTraitsI13__nv_bfloat16Li64ELi64ELi192ELb1ELi205EEELi3587E": 31,
 }
 
 

@@ -258,8 +258,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_EQ(none.loop_flags, -1);
   EXPECT_TRUE(none.fp8_persist);  // entry 99
   EXPECT_FALSE(Experiment::parse("no-fp8-persist").fp8_persist);
-  EXPECT_FALSE(none.window_origin);  // entry 102, until its A/B
-  EXPECT_TRUE(Experiment::parse("window-origin").window_origin);
+  EXPECT_TRUE(none.window_origin);  // entry 102
+  EXPECT_FALSE(Experiment::parse("no-window-origin").window_origin);
   EXPECT_EQ(none.combine_warp_rows, 2048);  // entry 99
   EXPECT_EQ(Experiment::parse("combine-warp-rows=0").combine_warp_rows, 0);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
