@@ -1,0 +1,51 @@
+"""Windowed tiles' key blocks from their first visible key (FwdParams::window_origin_rows, the default since
+docs/perf-log.md entry 102): the window's keys are shifted to start a block where that saves one, by whole TMA
+boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere. Every case runs in this process under
+whatever FLASHSEEK_EXPERIMENT is set (the default: the origin on), and test_module_under re-runs the module in a
+subprocess under no-window-origin (blocks from key 0). The cases reach the shift's edges: split tiles, the
+sequence's last (partial) block, sinks, a two-sided window, left padding (no TMA: the copying producer), native
+e4m3 on the persistent kernel, decode tiles, and a window longer than the sequence (no shift)."""
+
+import os
+
+from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
+
+require_kernels()
+
+import pytest  # noqa: E402
+
+from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
+from flashseek.testing.run import check_scenario  # noqa: E402
+
+RERUN_UNDER = ["no-window-origin"]
+UNDER = bool(set(RERUN_UNDER) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
+
+
+def _sc(heads, batch, name, **kw):
+    return make_scenario("edge", heads, batch, suffix=["window-origin", name], **kw)
+
+
+CASES = [
+    _sc("OSS", "q2k", "varlen-w128", kv_layout="varlen", causal=True, window=(127, 0)),
+    _sc("OSS", "q1500", "p16-w128-lse", causal=True, window=(127, 0), return_lse=True),
+    _sc("L8", "q1500", "p16-w200-splits3-lse", causal=True, window=(199, 0), num_splits=3, return_lse=True),
+    _sc("OSS", "3q700", "p64-w100-sinks", page_size=64, causal=True, window=(99, 0), sinks=True),
+    _sc(custom_heads(16, 16, 128), "4q1k", "varlen-bidir-w63", kv_layout="varlen", causal=False, window=(63, 63)),
+    _sc("OSS", "2q1k", "p16-w128-leftpad", causal=True, window=(127, 0), leftpad=True),
+    _sc("OSS", "q2k", "e4m3-w128", dtype="e4m3", causal=True, window=(127, 0), descale="random"),
+    _sc("OSS", "8q1s3000", "decode-w128", causal=True, window=(127, 0)),
+    _sc("OSS", "q2k_32q1s2k", "mixed-sinks-w128", causal=True, window=(127, 0), sinks=True),
+    _sc("L8", "2q1k", "w4096-past-the-sequence", causal=True, window=(4095, 0)),
+]
+
+
+@pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
+def test_window_origin_case(scenario):
+    seed = session_seed()
+    assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
+
+
+@pytest.mark.skipif(UNDER, reason="this process already runs under no-window-origin")
+@pytest.mark.parametrize("experiment", RERUN_UNDER)
+def test_module_under(experiment):
+    rerun_module_under(__file__, experiment)
