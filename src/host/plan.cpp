@@ -1,6 +1,7 @@
 // The launch decision of a call: tile, grid and splits, from host values only (graph-capture safe, and the same
 // for get_scheduler_metadata and the call that passes its result).
 #include <algorithm>
+#include <numeric>
 #include <cstdint>
 
 #include "flashseek/flashseek.h"
@@ -82,6 +83,24 @@ bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int n
   return 2 * tiles >= 3LL * num_sms && persistent_grid_pays(Experiment::get(), tiles, num_sms);
 }
 
+// Entry 103: whether every 192-row tile of a windowed call sees at most the one-block tile's 176 keys once its keys
+// start at its first visible key (sm90/key_origin.h), rounded down to a paged cache's TMA box rows: a tile's tokens
+// (at most, over the first rows a tile can have modulo the group: multiples of gcd(192, group), as tiles start at
+// multiples of 192 rows in their sequence) plus the window's two sides plus that rounding.
+bool window_fits_one_block(const PlanInputs& in, const Experiment& experiment, int qheads_per_kvhead) {
+  const int right = in.causal ? 0 : in.window_right;
+  if (!experiment.window_origin || in.window_left < 0 || right < 0 || qheads_per_kvhead <= 0) return false;
+  const TileShape& tile = kD64WindowTile;
+  const int rows = kv_tma_box_rows(in.page_size > 0, in.page_size, tile.block_n);
+  if (rows == 0) return false;  // no TMA: the copying producer, one page read per row at block_n 176
+  int tokens = 0;
+  for (int first = 0; first < qheads_per_kvhead; first += std::gcd(tile.block_m, qheads_per_kvhead)) {
+    tokens = std::max(tokens, (first + tile.block_m - 1) / qheads_per_kvhead - first / qheads_per_kvhead + 1);
+  }
+  const int rounding = in.page_size > 0 ? rows - 1 : 0;
+  return static_cast<int64_t>(tokens) + in.window_left + right + rounding <= tile.block_n;
+}
+
 // 16-bit head dims 72-96 on the 96-column tiles instead of padded to 128 (entry 38): a quarter less tensor work
 // per key. Measured against the padded tiles in one run (entry 38): long prefill tiles -2..-6% (P3 q8k, q32k,
 // 8q2k), but where the plan takes the persistent kernel (which the d96 tiles do not have: short and mixed
@@ -152,6 +171,14 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   if (experiment.d64_m192 && !in.mla_decode && !in.fp8_kv && tile.block_m == 128 && tile.head_dim == 64 &&
       tile.head_dim_v == 64 && (!persistent || persistent_m192)) {
     tile = find_tile_shape(64, 64, 192, false);
+  }
+  // bf16 d64 windows whose 192-row tiles fit one 176-key block (entry 103; d64-window-tile): on the persistent
+  // kernel's plans only, and only where the caller leaves the split count to us (other key blocks, other bits).
+  if (experiment.d64_window_tile && in.bf16 && !in.mla_decode && !in.fp8_kv && persistent_m192 &&
+      in.num_splits == 0 && tile.block_m == 192 && tile.head_dim == 64 && tile.head_dim_v == 64 &&
+      window_fits_one_block(in, experiment, qheads_per_kvhead)) {
+    tile = kD64WindowTile;
+    plan.tile_variant = kD64WindowVariant;
   }
   // The one-tile 128-row bf16 d96 prefill tiles (head dims 72-96) on three consumer warpgroups, as FA3 runs them
   // (entry 67: P3 q32k -13.5%, q8k -6%, 8q2k -1%; no-d96-m192 for the A/B). Its block_n 96 sums keys in other

@@ -440,12 +440,17 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
                              static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm};
   const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
                            (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
-  if (variant_bits != 0) {
+  // The one-block windowed d64 tile (entry 103) has one persistent value, q-tma in it: Q by boxes where
+  // q_tma_box_tokens allows, else by copies; its one-tile kernel where run() would not take the persistent one.
+  const bool window_tile = tile_variant == kD64WindowVariant;
+  const bool window_tile_persistent = window_tile && loop_flags >= 0;
+  if (variant_bits != 0 && !window_tile) {
     const int with_bits = loop_flags_with_bits(tile_key, loop_flags, variant_bits);
     if (with_bits >= 0) loop_flags = with_bits;
     if (with_bits < 0 || (with_bits & sm90::kQTmaLoopBit) == 0) p.q_tma_box_tokens = 0;
   }
   loop_flags = tile_loop_flags(Experiment::get(), tile_key, loop_flags);
+  if (window_tile) loop_flags = window_tile_persistent ? sm90::kD64WindowLoopFlags : -1;
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

@@ -142,6 +142,16 @@ constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
 constexpr int kD96M192Variant = 210;
 constexpr TileShape kD96M192Tile = {96, 96, 192, 96, 4, false, 0};
 
+// d64, 192 rows, one key block per windowed tile (docs/perf-log.md entries 101-103; FLASHSEEK_EXPERIMENT=
+// d64-window-tile): block_n 176, so that a 24-token tile under a 128-key window (151 keys, and up to 15 more from the
+// key origin's rounding to a TMA box of 16 rows) is one block, as FA3's 160-key block is one. The bf16 192-row d64
+// tile's persistent kernel otherwise, with P*V serial to QK^T (kernel_traits.h kSerialPv): S 88 + P 44 + O 32 words
+// do not fit the 160-register consumers at once (with the overlap, 396 bytes spilled and the wgmmas serialized). Not
+// in kTileShapes (other key blocks, other bits): the plan takes it only where the caller leaves the split count to
+// us. Q 24 + 3 x 44 KB = 156 KB (+ O 24 on the persistent kernel).
+constexpr int kD64WindowVariant = 211;
+constexpr TileShape kD64WindowTile = {64, 64, 192, 176, 3, false, 0};
+
 // Native e4m3 tiles (q, k and v all e4m3, d 128; sm90/producer_fp8_native.h, docs/perf-log.md entry 17): K and the
 // raw V arrive by TMA as e4m3, the producer transposes V into V^T (keys contiguous, what e4m3 wgmma needs), the
 // consumers multiply e4m3 x e4m3 with P in e4m3. Per stage: K (block_n x d bytes) + V^T (d x block_n); raw V

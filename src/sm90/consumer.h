@@ -369,6 +369,40 @@ struct Consumer {
           prev_phase = phase_of(key_of(it - 1));
         }
 
+        auto rescale_o = [&](float (&corr)[2]) {
+          if constexpr (kSkipSoftmax) {
+          } else if constexpr ((kFlags & kLoopSkipRescale) != 0) {
+            if (!__all_sync(0xffffffff, corr[0] == 1.f && corr[1] == 1.f)) scale_rows(o, corr);
+          } else {
+            scale_rows(o, corr);
+          }
+        };
+        if constexpr (Traits::kSerialPv) {
+          // P*V of the previous block retires before QK^T of this one writes S: S and P are never live at once.
+          mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
+          fence_proxy_async_shared();
+          take_turn();
+          wgmma_fence();
+          pv(prev_stage, it > 1);
+          wgmma_commit_group();
+          wgmma_wait_group<0>();
+          fence_operands(o);
+          release(base + Traits::v_empty_barrier(prev_stage), lane);
+          mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
+          fence_proxy_async_shared();
+          wgmma_fence();
+          qk(stage);
+          wgmma_commit_group();
+          pass_turn(false);
+          wgmma_wait_group<0>();
+          fence_operands(s);
+          release(base + Traits::k_empty_barrier(stage), lane);
+          if (it == my_iters - 1) release_q(base, lane);
+          softmax_step(n, correction);
+          rescale_o(correction);
+          convert_p(s, pf);
+          continue;
+        }
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
         // A block the producer wrote with cp.async (generic proxy) needs the fence before wgmma reads it; a TMA
@@ -397,12 +431,7 @@ struct Consumer {
         fence_operands(o);
         fence_operands(pf);
         release(base + Traits::v_empty_barrier(prev_stage), lane);
-        if constexpr (kSkipSoftmax) {
-        } else if constexpr ((kFlags & kLoopSkipRescale) != 0) {
-          if (!__all_sync(0xffffffff, correction[0] == 1.f && correction[1] == 1.f)) scale_rows(o, correction);
-        } else {
-          scale_rows(o, correction);
-        }
+        rescale_o(correction);
         convert_p(s, pf);
       }
 

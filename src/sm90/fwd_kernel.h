@@ -277,6 +277,13 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
       return launch_attention_fwd_persistent<Traits, kPersistentLoopFlags>(p, maps, num_m_blocks, stream);
     }
   }
+  if constexpr (Traits::kVariant == kD64WindowVariant) {
+    // The one-block windowed d64 tile (entry 103): run() passes its persistent value; the persistent launcher's
+    // fallback under 1.5 waves passes -1 and gets this tile's one-tile kernel.
+    if (loop_flags == kD64WindowLoopFlags) {
+      return launch_attention_fwd_persistent<Traits, kD64WindowLoopFlags>(p, maps, num_m_blocks, stream);
+    }
+  }
   if constexpr (has_experiment_variants<Traits>()) {
     // A forced value of the 128-row tiles' variants that the 192-row or d96 tile does not list (a whole process
     // under FLASHSEEK_EXPERIMENT=1539, tests/gpu/test_tma_producer.py) leaves that tile on its default, as before it

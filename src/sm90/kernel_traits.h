@@ -33,6 +33,7 @@ struct FwdKernelTraits {
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
       : kVariant_ == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
       : kVariant_ == kD96M192Variant                 ? kD96M192Tile
+      : kVariant_ == kD64WindowVariant               ? kD64WindowTile
                                                      : decode_variant_tile(kVariant_);
   static_assert(kShape.block_m == kBlockM_, "no such tile in the tile table");
   static_assert(kShape.head_dim == kHeadDim && kShape.head_dim_v == kHeadDimV && kShape.fp8_kv == kFp8Kv_,
@@ -81,6 +82,9 @@ struct FwdKernelTraits {
                 "of a multiple of the key split), so that a full barrier's parity names that warpgroup's fill "
                 "(entry 89)");
   static constexpr int kConsumerWarpgroups = kBlockM / 64 * kKeySplit;
+  // P*V of a block retires before QK^T of the next writes S (consumer.h), so that S and P are never live at once:
+  // the one-block windowed d64 tile (tile_table.h kD64WindowTile), whose tiles are mostly one block anyway.
+  static constexpr bool kSerialPv = kVariant_ == kD64WindowVariant;
   // Two consumer warpgroups take turns issuing their GEMMs, so one's softmax overlaps the other's GEMMs (not the
   // key-split tiles', whose warpgroups run different block counts).
   static constexpr bool kPingpong = kConsumerWarpgroups == 2 && kKeySplit == 1;

@@ -77,6 +77,11 @@ cudaError_t launch_decode_tile(const Launch& l) {
 template <class Element, bool kFp8Kv, int kD, int kDv>
 cudaError_t launch_prefill_tile(int block_m, const Launch& l) {
   if constexpr (kD == 64 && kDv == 64 && !kFp8Kv) {
+    if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+      if (block_m == 192 && l.tile_variant == kD64WindowVariant) {  // one-block windows (tile_table.h kD64WindowTile)
+        return launch_tile<FwdKernelTraits<Element, kD, kDv, 192, false, kD64WindowVariant>>(l);
+      }
+    }
     if (block_m == 192) return launch_tile<FwdKernelTraits<Element, kD, kDv, 192, kFp8Kv>>(l);
   }
   if constexpr (kD == 96 && kDv == 96 && !kFp8Kv && std::is_same_v<Element, __nv_bfloat16>) {

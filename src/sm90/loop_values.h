@@ -55,5 +55,8 @@ constexpr int kOneTileLoopFlags = kDefaultLoopFlags;  // 5635
 constexpr int kQTmaLoopBit = kLoopQTma;
 constexpr int kLeanTailLoopBit = kLoopLeanTail;
 constexpr int kTurns3LoopBit = kLoopTurns3;
+// The one-block windowed d64 tile (tile_table.h kD64WindowTile, entry 103): the persistent kernel at the bf16 192-row
+// d64 tile's default value, persistent + tile-fastdiv + q-tma (396803); run() passes it, only that tile has it.
+constexpr int kD64WindowLoopFlags = kPersistentLoopFlags | kTileFastDivLoopBit | kQTmaLoopBit;
 
 }  // namespace flashseek::sm90

@@ -101,7 +101,7 @@ struct AttentionMask {
   // g + 8), columns n * kN + 8 * j + 2 * (lane % 4) + {0, 1}; by one bit mask per (row, e) (mask_bits.h, entry 75).
   template <int kN>
   __device__ __forceinline__ void apply(float (&s)[kN / 2], int n, const int (&row_tok)[2], int lane) const {
-    static_assert(kN <= 128, "a thread's columns of one row fit 16 bits");
+    static_assert(kN <= 248, "a thread's columns of one row fit row_column_bits' 32 bits");
     const int col0 = n * kN + 2 * (lane & 3);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

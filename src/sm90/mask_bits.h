@@ -1,7 +1,7 @@
 // A row's visible columns of one thread's S fragment as a bit mask (docs/perf-log.md entry 75). Plain C++ as well,
 // so that CPU tests compare it with the element-wise limits it replaces (tests/cpp/test_plan.cpp).
 //
-// A thread holds columns col0 + 8 j + e of an accumulator row (j < kN / 8 <= 16, e in {0, 1}). A row sees one
+// A thread holds columns col0 + 8 j + e of an accumulator row (j < kN / 8 <= 31, e in {0, 1}). A row sees one
 // range of keys [lo, hi], so for each e the visible j form one run of bits. One mask per (row, e) costs a handful
 // of integer instructions; each element is then one FSEL on a predicate that ptxas unpacks seven at a time (R2P).
 // Two compares per element (col > hi, col < lo) and a select made the window's mask 10.7% of the d64 sliding
@@ -38,7 +38,7 @@ FLASHSEEK_HOST_DEVICE inline uint32_t visible_column_bits(int lo, int hi) {
 }
 
 // The bits of element pair e of a row whose visible keys are [lo, hi], for a thread whose first column is col0 and
-// whose fragment spans kN <= 128 columns: clamped to [col0 - 8, col0 + kN - 1] first, so that unbounded limits (+-2^30)
+// whose fragment spans kN <= 248 columns: clamped to [col0 - 8, col0 + kN - 1] first, so that unbounded limits (+-2^30)
 // do not overflow.
 template <int kN>
 FLASHSEEK_HOST_DEVICE inline uint32_t row_column_bits(int lo, int hi, int col0, int e) {

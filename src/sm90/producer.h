@@ -43,9 +43,9 @@ struct Producer {
     cp_async_arrive_on(smem_base + Traits::q_full_barrier());
   }
 
-  // The copying producer (run, fetch_page) takes one key row per thread: block_n <= 128. Wider tiles (the
-  // block_n 160 experiment) only use load_q, load_rows and compute_row_offsets (dense or batched K/V), from the
-  // TMA producer.
+  // One key row per thread up to block_n 128, its page id read a block ahead (fetch_page). Wider tiles (the
+  // one-block windowed d64 tile, block_n 176) take several rows a thread and read each row's page where its offsets
+  // are computed: their copying paths (the TMA producer's last partial block, calls TMA cannot stream) are rare.
   static constexpr bool kRowPerThread = Traits::kBlockN <= kThreads;
 
   // The page holding this thread's key row of block n (paged layout), read from the block table; 0 otherwise.
@@ -53,7 +53,7 @@ struct Producer {
   // before the copies would put one memory latency per block on the critical path of a long sequence.
   __device__ __forceinline__ static int fetch_page(const FwdParams& p, const SequenceInfo& seq, int b, int n,
                                                    int tid) {
-    static_assert(kRowPerThread, "one key row per producer thread");
+    if constexpr (!kRowPerThread) return 0;  // compute_row_offsets reads each row's page
     const int key = n * Traits::kBlockN + tid;
     if (p.kv_layout != KVLayout::kPaged || tid >= Traits::kBlockN || key >= seq.seqlen_k) return 0;
     const int col = p.page_div.div(seq.k_first + key);
@@ -61,14 +61,21 @@ struct Producer {
   }
 
   // Element offsets (from the KV head's base) of the K and V rows of keys [n * kBlockN, (n + 1) * kBlockN),
-  // or -1 for keys past the sequence; `page` is this thread's fetch_page(n).
-  __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int n,
-                                                             int page, int64_t* k_off, int64_t* v_off, int tid) {
+  // or -1 for keys past the sequence; `page` is this thread's fetch_page(n) (sequence b's).
+  __device__ __forceinline__ static void compute_row_offsets(const FwdParams& p, const SequenceInfo& seq, int b,
+                                                             int n, int page, int64_t* k_off, int64_t* v_off,
+                                                             int tid) {
     if constexpr (!kRowPerThread) {
-      // Several rows per thread; no page ids (the paged layout never reaches a tile this wide).
+      // Several rows per thread, each row's page read here.
       for (int row = tid; row < Traits::kBlockN; row += kThreads) {
+        const int key = n * Traits::kBlockN + row;
+        int row_page = 0;
+        if (p.kv_layout == KVLayout::kPaged && key < seq.seqlen_k) {
+          const int col = p.page_div.div(seq.k_first + key);
+          row_page = p.block_table[static_cast<int64_t>(b) * p.block_table_stride + col];
+        }
         int64_t ko = -1, vo = -1;
-        key_row_offsets(p, seq, n * Traits::kBlockN + row, 0, ko, vo);
+        key_row_offsets(p, seq, key, row_page, ko, vo);
         k_off[row] = ko;
         v_off[row] = vo;
       }
@@ -100,7 +107,6 @@ struct Producer {
   template <int kFlags = kDefaultLoopFlags>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, int b, int kv_head, int row_begin,
                              int n_begin, int n_end, uint8_t* smem, int tid) {
-    static_assert(kRowPerThread, "one key row per producer thread");
     constexpr bool kNoCopy = (kFlags & kLoopProducerNoCopy) != 0;
     const uint32_t smem_base = smem_addr(smem);
     load_q(p, seq, row_begin, kv_head, smem_base, tid);
@@ -116,7 +122,7 @@ struct Producer {
     const int n_iters = n_end - n_begin;
     auto offsets_of = [&](int it) { return offsets + (it & 1) * 2 * Traits::kBlockN; };
     int page_next = n_iters > 1 ? fetch_page(p, seq, b, n_end - 2, tid) : 0;
-    compute_row_offsets(p, seq, n_end - 1, fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
+    compute_row_offsets(p, seq, b, n_end - 1, fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
                         offsets_of(0) + Traits::kBlockN, tid);
     named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     for (int it = 0; it < n_iters; ++it) {
@@ -137,7 +143,7 @@ struct Producer {
       // The other offsets buffer was last read in iteration it - 1, before the previous sync.
       if (it + 1 < n_iters && (!kNoCopy || it + 1 < Traits::kStages)) {
         int64_t* next = offsets_of(it + 1);
-        compute_row_offsets(p, seq, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
+        compute_row_offsets(p, seq, b, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
       }
       page_next = page_after;
 

@@ -218,7 +218,7 @@ struct ProducerFp8 {
     auto prepare_offsets = [&](int x) {
       const int page_after = x + 1 < n_iters ? Base::fetch_page(p, seq, b, n_end - 2 - x, tid) : 0;
       int64_t* buf = offsets_of(x);
-      Base::compute_row_offsets(p, seq, n_end - 1 - x, page_next, buf, buf + kN, tid);
+      Base::compute_row_offsets(p, seq, b, n_end - 1 - x, page_next, buf, buf + kN, tid);
       page_next = page_after;
     };
     auto raw_of = [&](int x) { return smem_base + Traits::kRawOffset + (x % kRaw) * Traits::kRawStageBytes; };

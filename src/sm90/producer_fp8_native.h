@@ -254,7 +254,7 @@ struct ProducerFp8Native {
     const int v_chunks = p.head_dim_v / 16;
     const int n_iters = n_end - n_begin;
     int page_next = n_iters > 1 ? Base::fetch_page(p, seq, b, n_end - 2, tid) : 0;
-    Base::compute_row_offsets(p, seq, n_end - 1, Base::fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
+    Base::compute_row_offsets(p, seq, b, n_end - 1, Base::fetch_page(p, seq, b, n_end - 1, tid), offsets_of(0),
                               offsets_of(0) + Traits::kBlockN, tid);
     named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
     for (int it = 0; it < n_iters + kLag; ++it) {
@@ -278,7 +278,7 @@ struct ProducerFp8Native {
       const int page_after = it + 2 < n_iters ? Base::fetch_page(p, seq, b, n_end - 3 - it, tid) : 0;
       if (it + 1 < n_iters) {
         int64_t* next = offsets_of(it + 1);
-        Base::compute_row_offsets(p, seq, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
+        Base::compute_row_offsets(p, seq, b, n_end - 2 - it, page_next, next, next + Traits::kBlockN, tid);
       }
       page_next = page_after;
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);

@@ -208,7 +208,7 @@ struct ProducerTma {
       int64_t* k_off = reinterpret_cast<int64_t*>(smem + Traits::kRowOffsetsOffset);
       int64_t* v_off = k_off + Traits::kBlockN;
       const int n = n_end - 1;
-      Base::compute_row_offsets(p, seq, n, Base::fetch_page(p, seq, b, n, tid), k_off, v_off, tid);
+      Base::compute_row_offsets(p, seq, b, n, Base::fetch_page(p, seq, b, n, tid), k_off, v_off, tid);
       named_barrier_sync(static_cast<uint32_t>(NamedBarrier::kProducer), kThreads);
       // The first block of a CTA: stage 0, phase 0, whose "empty" phase counts as complete; a later tile of a
       // persistent CTA waits for its stage.

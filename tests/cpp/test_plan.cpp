@@ -260,6 +260,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(Experiment::parse("no-fp8-persist").fp8_persist);
   EXPECT_TRUE(none.window_origin);  // entry 102
   EXPECT_FALSE(Experiment::parse("no-window-origin").window_origin);
+  EXPECT_FALSE(none.d64_window_tile);  // entry 103, until its A/B
+  EXPECT_TRUE(Experiment::parse("d64-window-tile").d64_window_tile);
   EXPECT_EQ(none.combine_warp_rows, 2048);  // entry 99
   EXPECT_EQ(Experiment::parse("combine-warp-rows=0").combine_warp_rows, 0);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
@@ -481,6 +483,7 @@ void expect_row_bits_match_compares() {
 }
 
 TEST(MaskBits, RowBitsMatchTheElementCompares) {
+  expect_row_bits_match_compares<176>();  // the one-block windowed d64 tile (entry 103)
   expect_row_bits_match_compares<128>();
   expect_row_bits_match_compares<112>();
   expect_row_bits_match_compares<96>();
@@ -1415,6 +1418,59 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
   EXPECT_EQ(plan(8192, 8192, 8192, 64, DType::kFloat8E4M3).block_m, 128);
   EXPECT_TRUE(Experiment::parse(nullptr).d64_m192);
   EXPECT_FALSE(Experiment::parse("no-m192").d64_m192);
+}
+
+// Under FLASHSEEK_EXPERIMENT=d64-window-tile (ctest plan_under_d64_window_tile; off by default, entry 103): bf16 d64
+// windows whose 192-row tiles see at most 176 keys with the key origin's rounding take the one-block tile, on the
+// persistent kernel, only where the caller leaves the split count to us; by the window, the group, the page size.
+TEST(PlanUnderD64WindowTile, WindowsThatFitOneBlockTakeTheWindowTile) {
+  const Experiment& e = Experiment::get();
+  if (!e.d64_window_tile || !e.window_origin || !e.persist_m192) {
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d64-window-tile (ctest)";
+  }
+  DeviceInfo h200;
+  auto plan = [&](int q_heads, int window_left, int page_size, DType dtype = DType::kBFloat16, int num_splits = 0,
+                  int window_right = -1, bool causal = true) {
+    AttentionArgs a;
+    const int64_t total_q = 8192;
+    a.q = tensor(dtype, {total_q, q_heads, 64});
+    a.out = tensor(dtype, {total_q, q_heads, 64});
+    if (page_size > 0) {
+      a.k = tensor(dtype, {8192 / page_size + 1, page_size, 8, 64});
+      a.v = tensor(dtype, {8192 / page_size + 1, page_size, 8, 64});
+      a.block_table = tensor(DType::kInt32, {1, 8192 / page_size + 1});
+      a.seqused_k = tensor(DType::kInt32, {1});
+    } else {
+      a.k = tensor(dtype, {total_q, 8, 64});
+      a.v = tensor(dtype, {total_q, 8, 64});
+      a.cu_seqlens_k = tensor(DType::kInt32, {2});
+    }
+    a.cu_seqlens_q = tensor(DType::kInt32, {2});
+    a.max_seqlen_q = 8192;
+    a.max_seqlen_k = 8192;
+    a.causal = causal;
+    a.window_left = window_left;
+    a.window_right = window_right;
+    a.num_splits = num_splits;
+    validate(a);
+    return make_plan(a, h200);
+  };
+  const LaunchPlan oss = plan(64, 127, 16);  // gpt-oss w128: 24 tokens + 127 + 15 <= 176
+  EXPECT_EQ(oss.tile_variant, kD64WindowVariant);
+  EXPECT_EQ(oss.block_m, 192);
+  EXPECT_EQ(oss.block_n, 176);
+  EXPECT_TRUE(oss.persistent);
+  EXPECT_EQ(plan(64, 127, 0).tile_variant, kD64WindowVariant);    // varlen K/V: no rounding
+  EXPECT_EQ(plan(64, 137, 16).tile_variant, kD64WindowVariant);   // 24 + 137 + 15 = 176
+  EXPECT_EQ(plan(64, 138, 16).tile_variant, 0);                   // 177
+  EXPECT_EQ(plan(64, 152, 0).tile_variant, kD64WindowVariant);    // varlen: 24 + 152 = 176
+  EXPECT_EQ(plan(64, 1023, 16).tile_variant, 0);                  // w1024: many blocks anyway
+  EXPECT_EQ(plan(32, 127, 16).tile_variant, 0);                   // group 4: 48 tokens + 127 + 15 = 190
+  EXPECT_EQ(plan(64, 127, 16, DType::kFloat16).tile_variant, 0);  // fp16: no persistent 192-row kernel
+  EXPECT_EQ(plan(64, 127, 16, DType::kBFloat16, 3).tile_variant, 0);  // the caller's split count
+  EXPECT_EQ(plan(64, 63, 16, DType::kBFloat16, 0, 63, false).tile_variant, kD64WindowVariant);  // 24 + 126 + 15
+  EXPECT_EQ(plan(64, 63, 16, DType::kBFloat16, 0, -1, false).tile_variant, 0);  // unbounded right side
+  EXPECT_EQ(plan(64, -1, 16).tile_variant, 0);                    // no window
 }
 
 }  // namespace
