@@ -2,7 +2,8 @@
 docs/perf-log.md entry 102): the window's keys are shifted to start a block where that saves one, by whole TMA
 boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere. Every case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (the default: the origin on), and test_module_under re-runs the module in a
-subprocess under no-window-origin (blocks from key 0). The cases reach the shift's edges: split tiles, the
+subprocess under no-window-origin (blocks from key 0) and under d64-window-tile (entry 103: the bf16 d64 windows
+that fit one 176-key block on that tile: the OSS cases here, the left-padded one on its copying producer). The cases reach the shift's edges: split tiles, the
 sequence's last (partial) block, sinks, a two-sided window, left padding (no TMA: the copying producer), native
 e4m3 on the persistent kernel, decode tiles, and a window longer than the sequence (no shift)."""
 
@@ -17,7 +18,7 @@ import pytest  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
-RERUN_UNDER = ["no-window-origin"]
+RERUN_UNDER = ["no-window-origin", "d64-window-tile"]
 UNDER = bool(set(RERUN_UNDER) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
 
 
@@ -45,7 +46,7 @@ def test_window_origin_case(scenario):
     assert_passes(scenario, check_scenario(scenario, "cuda", seed), seed)
 
 
-@pytest.mark.skipif(UNDER, reason="this process already runs under no-window-origin")
+@pytest.mark.skipif(UNDER, reason="this process already runs under one of the rerun values")
 @pytest.mark.parametrize("experiment", RERUN_UNDER)
 def test_module_under(experiment):
     rerun_module_under(__file__, experiment)
