@@ -158,8 +158,11 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.softcap = a.softcap;
   p.score_scale_log2 = a.softcap > 0.f ? kLog2e : p.softmax_scale * kLog2e;
   p.causal = a.causal;
-  p.window_left = a.window_left;
-  p.window_right = a.causal ? 0 : a.window_right;
+  // A window side of 2^30 keys or more sees every key of any sequence: unbounded (-1). The kernels' limits are
+  // tok + diag -+ side in int, which a side near INT_MAX wrapped to no visible key.
+  auto window_side = [](int side) { return side >= (1 << 30) ? -1 : side; };
+  p.window_left = window_side(a.window_left);
+  p.window_right = a.causal ? 0 : window_side(a.window_right);
   p.s_aux = a.s_aux.given() ? a.s_aux.data : nullptr;
   p.s_aux_type = scalar_type(a.s_aux.dtype);
 

@@ -37,6 +37,10 @@ CASES = [
     _sc("OSS", "8q1s3000", "decode-w128", causal=True, window=(127, 0)),
     _sc("OSS", "q2k_32q1s2k", "mixed-sinks-w128", causal=True, window=(127, 0), sinks=True),
     _sc("L8", "2q1k", "w4096-past-the-sequence", causal=True, window=(4095, 0)),
+    # Sides of INT_MAX keys are unbounded (run.cpp makes a side of 2^30 or more -1; before, tok + diag + side wrapped
+    # in the kernels' int limits to no visible key).
+    _sc("L8", "2q700s500", "w-int-max-causal", causal=True, window=(2**31 - 1, 0)),
+    _sc("OSS", "2q300s900", "w-int-max-right", kv_layout="varlen", causal=False, window=(7, 2**31 - 1)),
 ]
 
 
