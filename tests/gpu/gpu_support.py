@@ -33,6 +33,12 @@ _CASE_TIMEOUT = (["--timeout=120", "--timeout-method=thread"]
                  if importlib.util.find_spec("pytest_timeout") else [])
 
 
+def running_under(values) -> bool:
+    """Whether this process runs under one of the FLASHSEEK_EXPERIMENT tokens in values (a module rerun by
+    rerun_module_under), so that it does not rerun itself."""
+    return bool(set(values) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
+
+
 def rerun_module_under(module_file: str, experiment: str):
     """Runs the test module at module_file in a subprocess under FLASHSEEK_EXPERIMENT=experiment, with this session's
     seed; fails with the tail of its output if any case fails."""

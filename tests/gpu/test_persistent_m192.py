@@ -6,9 +6,7 @@ in a subprocess under no-persist192 (the 128-row persistent kernel) and persist1
 where the persistent kernel runs, entry 44); the variable is read once per process. The page-1 case
 takes the one-tile kernel (no TMA, so no persistent kernel) and the fp16 case the 128-row tile on either setting."""
 
-import os
-
-from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
 require_kernels()
 
@@ -18,7 +16,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 RERUN_UNDER = ["no-persist192", "persist192-strict"]
-UNDER = bool(set(RERUN_UNDER) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
+UNDER = running_under(RERUN_UNDER)
 
 
 def _sc(heads, batch, name, **kw):

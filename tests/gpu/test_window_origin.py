@@ -7,9 +7,7 @@ that fit one 176-key block on that tile: the OSS cases here, the left-padded one
 sequence's last (partial) block, sinks, a two-sided window, left padding (no TMA: the copying producer), native
 e4m3 on the persistent kernel, decode tiles, and a window longer than the sequence (no shift)."""
 
-import os
-
-from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
 require_kernels()
 
@@ -19,7 +17,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 RERUN_UNDER = ["no-window-origin", "d64-window-tile"]
-UNDER = bool(set(RERUN_UNDER) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
+UNDER = running_under(RERUN_UNDER)
 
 
 def _sc(heads, batch, name, **kw):
