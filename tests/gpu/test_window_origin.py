@@ -3,9 +3,10 @@ docs/perf-log.md entry 102): the window's keys are shifted to start a block wher
 boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere. Every case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (the default: the origin on), and test_module_under re-runs the module in a
 subprocess under no-window-origin (blocks from key 0) and under d64-window-tile (entry 103: the bf16 d64 windows
-that fit one 176-key block on that tile: the OSS cases here, the left-padded one on its copying producer). The cases reach the shift's edges: split tiles, the
-sequence's last (partial) block, sinks, a two-sided window, left padding (no TMA: the copying producer), native
-e4m3 on the persistent kernel, decode tiles, and a window longer than the sequence (no shift)."""
+that fit one 176-key block on that tile: the OSS cases here, the left-padded one on its copying producer). The
+cases reach the shift's edges: split tiles, the sequence's last (partial) block, sinks, a two-sided window, left
+padding (no TMA: the copying producer), native e4m3 on the persistent kernel, decode tiles, a window longer than
+the sequence (no shift), and window sides of INT_MAX (unbounded)."""
 
 from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
