@@ -11,9 +11,9 @@
 //                its first visible key, rounded down to a paged cache's box rows, where that saves a block;
 //                FwdParams::window_origin_rows; OSS w128 -7.4%, sinks w128 -5.2%, fp8 w128 -5.7%); window-origin:
 //                the default
-//   d64-window-tile  bf16 d64 windowed calls whose every 192-row tile sees at most 176 keys (with the key origin's
-//                rounding) on the one-block tile (tile_table.h kD64WindowTile, entry 103); no-d64-window-tile: the
-//                default until its A/B
+//   no-d64-window-tile  bf16 d64 windows on the 128-key blocks of the 192-row tile (default since entry 103: calls
+//                whose every 192-row tile sees at most 176 keys, with the key origin's rounding, on the one-block
+//                tile, tile_table.h kD64WindowTile; OSS w128 -20%, sinks w128 -19%); d64-window-tile: the default
 //   flat-order=N the one-tile kernel's flat-grid direction forced: 0 from the last sequence, 2 from the first, 1 the
 //                default's choice by the first and last sequences (entry 98; default: 1 on grids of 1-4 waves)
 //   no-pdl       the combine launched plainly after the forward kernel (default: as its programmatic dependent,
@@ -234,7 +234,7 @@ struct Experiment {
   bool fp8_producer_ahead = true;  // the native decode tiles' producer-latency loop (entry 39)
   bool fp8_persist = true;  // entry 99: the 192-row native d64 tile on the persistent kernel
   bool window_origin = true;  // entry 102: windowed tiles' key blocks from their first visible key
-  bool d64_window_tile = false;  // entry 103: bf16 d64 windows that fit one 176-key block on that tile
+  bool d64_window_tile = true;  // entry 103: bf16 d64 windows that fit one 176-key block on that tile
   int fp8_head_pack = 0;  // head-packed native e4m3 decode tiles: 0 off, 1 variant 203, 2 variant 204 (entry 37)
   bool fp8_native_one_p = false;  // with P as one e4m3 term (FA3's precision) instead of two (entry 19)
   bool fp8_f16_pv = true;  // d64 native tiles: P*V in fp16 on a widened V (entry 78)

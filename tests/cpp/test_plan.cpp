@@ -260,8 +260,8 @@ TEST(Experiment, ParsesTokens) {
   EXPECT_FALSE(Experiment::parse("no-fp8-persist").fp8_persist);
   EXPECT_TRUE(none.window_origin);  // entry 102
   EXPECT_FALSE(Experiment::parse("no-window-origin").window_origin);
-  EXPECT_FALSE(none.d64_window_tile);  // entry 103, until its A/B
-  EXPECT_TRUE(Experiment::parse("d64-window-tile").d64_window_tile);
+  EXPECT_TRUE(none.d64_window_tile);  // entry 103
+  EXPECT_FALSE(Experiment::parse("no-d64-window-tile").d64_window_tile);
   EXPECT_EQ(none.combine_warp_rows, 2048);  // entry 99
   EXPECT_EQ(Experiment::parse("combine-warp-rows=0").combine_warp_rows, 0);
   const Experiment e = Experiment::parse("combine-warp,pdl,split-fa,splitcap=48,rate=31,unknown");
@@ -1420,13 +1420,13 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
   EXPECT_FALSE(Experiment::parse("no-m192").d64_m192);
 }
 
-// Under FLASHSEEK_EXPERIMENT=d64-window-tile (ctest plan_under_d64_window_tile; off by default, entry 103): bf16 d64
+// The default since entry 103 (and ctest plan_under_d64_window_tile under FLASHSEEK_EXPERIMENT=d64-window-tile): bf16 d64
 // windows whose 192-row tiles see at most 176 keys with the key origin's rounding take the one-block tile, on the
 // persistent kernel, only where the caller leaves the split count to us; by the window, the group, the page size.
 TEST(PlanUnderD64WindowTile, WindowsThatFitOneBlockTakeTheWindowTile) {
   const Experiment& e = Experiment::get();
   if (!e.d64_window_tile || !e.window_origin || !e.persist_m192) {
-    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=d64-window-tile (ctest)";
+    GTEST_SKIP() << "off under this FLASHSEEK_EXPERIMENT";
   }
   DeviceInfo h200;
   auto plan = [&](int q_heads, int window_left, int page_size, DType dtype = DType::kBFloat16, int num_splits = 0,

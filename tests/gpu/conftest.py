@@ -30,3 +30,19 @@ def pytest_report_header(config):
 def pytest_configure(config):
     # pytest-xdist registers it where installed; without it the mark must still be known (test_tma_producer)
     config.addinivalue_line("markers", "xdist_group(name): tests that share one pytest-xdist worker")
+
+
+import pytest  # noqa: E402
+
+# Above this a test's cached allocations go back to the driver: under tests-par six workers and their child processes
+# (each test_fp8_under_experiment child runs the whole fp8 module) share one GPU, and each kept up to 29 GiB
+# cached, so a 1 GiB allocation elsewhere ran out of memory.
+_CACHED_BYTES_KEPT = 4 << 30
+
+
+@pytest.fixture(autouse=True)
+def _release_cached_gpu_memory():
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized() and torch.cuda.memory_reserved() > _CACHED_BYTES_KEPT:
+        torch.cuda.empty_cache()

@@ -16,7 +16,9 @@ programmatic dependents, the combine let in early and loading its partials besid
 sums in the same order. The kvcache append and the cascade's merge loading their rows column by column
 (no-row-prefetch) against whole rows first (the default, entry 54): the same arithmetic. A flat grid launched from
 either end (flat-order=0 / 2, entry 98) and the 192-row native e4m3 d64 tile on its one-tile kernel
-(no-fp8-persist) against the persistent kernel (the default since entry 99): the same tiles. Each case must also pass the fp32 reference (so a shared mistake in both still fails)."""
+(no-fp8-persist) against the persistent kernel (the default since entry 99): the same tiles. Each case must also
+pass the fp32 reference (so a shared mistake in both still fails). The windowed cases compare both sides with their
+key blocks pinned to key 0 on the 128-key tiles (KEY_BLOCKS_PINNED)."""
 
 import os
 import subprocess
@@ -151,10 +153,13 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-fp8-persist"]
 
 
-def _outputs(seed):
-    """{case name: (out, lse)} of every case on inputs from `seed`, as int16 / int32 bit patterns on the CPU."""
+def _outputs(seed, windowed):
+    """{case name: (out, lse)} of the windowed cases (or the others) on inputs from `seed`, as int16 / int32 bit
+    patterns on the CPU."""
     result = {}
     for s in CASES:
+        if _windowed(s) != windowed:
+            continue
         out, lse = call_flashseek(s, make_inputs(s, "cuda", seed=seed))
         torch.cuda.synchronize()
         result[s.name] = (out.contiguous().view(torch.int16).cpu(),
@@ -164,19 +169,33 @@ def _outputs(seed):
 
 _children = {}
 
+# A windowed case's key blocks start at a tile's first visible key (entry 102), rounded to the producer's TMA box
+# rows, and a bf16 d64 window that fits one block takes the 176-key tile (entry 103): both depend on the tile's rows,
+# the producer and the kernel, which many experiments change on purpose (cpasync, no-m192, no-persist192). So the
+# windowed cases compare each experiment with blocks from key 0 on the 128-key tiles on both sides; what the
+# experiment changes must still leave the bits alone. The key origin itself is tested in test_window_origin.py.
+KEY_BLOCKS_PINNED = "no-window-origin,no-d64-window-tile"
 
-def _child_outputs(experiment):
-    """The cases' outputs under FLASHSEEK_EXPERIMENT=experiment (one child process per experiment)."""
-    if experiment not in _children:
+
+def _windowed(scenario):
+    return tuple(scenario.window) != (-1, -1)
+
+
+def _child_outputs(experiment, windowed=False):
+    """The windowed cases' (or the others') outputs under FLASHSEEK_EXPERIMENT=experiment (one child process per
+    experiment and kind)."""
+    key = (experiment, windowed)
+    if key not in _children:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "outputs.pt"
             env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment)
-            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(path), str(session_seed())],
+            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(path), str(session_seed()),
+                                   "windowed" if windowed else "plain"],
                                   env=env, capture_output=True, text=True, timeout=240)
             assert proc.returncode == 0, (f"child under {experiment} failed:\n{proc.stdout[-2000:]}\n"
                                           f"{proc.stderr[-3000:]}")
-            _children[experiment] = torch.load(path)
-    return _children[experiment]
+            _children[key] = torch.load(path)
+    return _children[key]
 
 
 _defaults = {}
@@ -203,7 +222,11 @@ def _default_outputs(scenario, seed):
 @pytest.mark.parametrize("scenario", CASES, ids=[s.name for s in CASES])
 def test_default_matches_experiment_bitwise(scenario, experiment):
     got, got_lse, ref_lse_fp32 = _default_outputs(scenario, session_seed())
-    ref_out, ref_lse = _child_outputs(experiment)[scenario.name]
+    if _windowed(scenario):
+        got, got_lse = _child_outputs(KEY_BLOCKS_PINNED, windowed=True)[scenario.name]
+        ref_out, ref_lse = _child_outputs(f"{KEY_BLOCKS_PINNED},{experiment}", windowed=True)[scenario.name]
+    else:
+        ref_out, ref_lse = _child_outputs(experiment)[scenario.name]
     differ = (got != ref_out).sum().item()
     assert differ == 0, f"{scenario.name}: {differ} of {got.numel()} output elements differ under {experiment}"
     if ref_lse is not None:
@@ -227,5 +250,5 @@ def _lse_difference(scenario, got_bits, exp_bits, ref_lse, experiment):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # the child: python test_tma_producer.py OUT_PATH SEED (under FLASHSEEK_EXPERIMENT)
-    torch.save(_outputs(int(sys.argv[2])), sys.argv[1])
+if __name__ == "__main__":  # the child, under FLASHSEEK_EXPERIMENT: python test_tma_producer.py OUT SEED windowed|plain
+    torch.save(_outputs(int(sys.argv[2]), windowed=sys.argv[3] == "windowed"), sys.argv[1])

@@ -2,8 +2,9 @@
 docs/perf-log.md entry 102): the window's keys are shifted to start a block where that saves one, by whole TMA
 boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere. Every case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (the default: the origin on), and test_module_under re-runs the module in a
-subprocess under no-window-origin (blocks from key 0) and under d64-window-tile (entry 103: the bf16 d64 windows
-that fit one 176-key block on that tile: the OSS cases here, the left-padded one on its copying producer). The
+subprocess under no-window-origin (blocks from key 0) and under no-d64-window-tile (entry 103, the default: the
+bf16 d64 windows that fit one 176-key block take that tile, the OSS cases here, the left-padded one on its copying
+producer; under no-d64-window-tile they take the 128-key blocks). The
 cases reach the shift's edges: split tiles, the sequence's last (partial) block, sinks, a two-sided window, left
 padding (no TMA: the copying producer), native e4m3 on the persistent kernel, decode tiles, a window longer than
 the sequence (no shift), and window sides of INT_MAX (unbounded)."""
@@ -17,7 +18,7 @@ import pytest  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
-RERUN_UNDER = ["no-window-origin", "d64-window-tile"]
+RERUN_UNDER = ["no-window-origin", "no-d64-window-tile"]
 UNDER = running_under(RERUN_UNDER)
 
 
