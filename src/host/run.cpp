@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../sm90/key_origin.h"
 #include "../sm90/launch.h"
 #include "../sm90/launch_order.h"
 #include "experiment.h"
@@ -380,11 +381,8 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (head_packed) pack_kv_heads(p, plan.kv_head_pack);
   const bool fp8_native = native_kv.native;
   p.kv_tma_rows = fp8_native ? native_kv.tma_rows : kv_tensor_maps_of(p, plan, fp8_kv, maps);
-  // Entry 102: windowed tiles' key blocks from their first visible key; in a paged cache TMA boxes start at a
-  // box's rows (no box straddles a page), every other layout takes any row.
-  p.window_origin_rows = Experiment::get().window_origin && p.window_left >= 0 && p.cp_world_size <= 1
-                             ? (p.kv_layout == KVLayout::kPaged && p.kv_tma_rows > 0 ? p.kv_tma_rows : 1)
-                             : 0;
+  p.window_origin_rows = window_origin_rows_of(Experiment::get().window_origin, p.window_left, p.cp_world_size,
+                                               a.num_splits, p.kv_layout == KVLayout::kPaged, p.kv_tma_rows);
   // The 192-row native d64 tile refused: the converting tile has 128 rows, so the grid is counted again; so is a
   // head-packed call's (its rows stack the group's heads).
   const int block_m = fp8_kv && !fp8_native && plan.block_m == 192 ? 128 : plan.block_m;

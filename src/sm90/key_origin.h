@@ -20,4 +20,15 @@ FLASHSEEK_HOST_DEVICE inline int window_key_origin(int first_key, int seqlen_k, 
   return origin < seqlen_k ? origin : (seqlen_k > 0 ? seqlen_k : 0);
 }
 
+// FwdParams::window_origin_rows of a call (0: every tile's blocks from key 0). Not where the caller fixes the
+// split count (num_splits = 1 is vLLM's batch-invariant mode, and every bit-changing choice of the plan waits for
+// num_splits = 0): a tile's origin depends on its first row, so on the batch's tile height, and on the cache's box
+// rows, and a request's bits must depend on neither (tests/reliability/test_determinism.py). Nor under context
+// parallelism, whose tiles hold every cp_world-th token.
+constexpr int window_origin_rows_of(bool enabled, int window_left, int cp_world_size, int caller_num_splits,
+                                    bool paged, int kv_tma_rows) {
+  if (!enabled || window_left < 0 || cp_world_size > 1 || caller_num_splits != 0) return 0;
+  return paged && kv_tma_rows > 0 ? kv_tma_rows : 1;  // no TMA box straddles a page; other layouts take any row
+}
+
 }  // namespace flashseek

@@ -531,6 +531,21 @@ TEST(KeyOrigin, WindowedBlocksFromTheFirstVisibleKey) {
   EXPECT_EQ(window_key_origin(500, 8192, 0), 0);  // rows 0: blocks from key 0
 }
 
+// A call's origin rows (key_origin.h window_origin_rows_of): a paged cache's TMA box rows, any row elsewhere, and
+// none where the caller fixes the split count (num_splits = 1, the batch-invariant mode: a request's bits must not
+// depend on its batch's tile height or on the cache's boxes), under context parallelism, without a window, or off.
+TEST(WindowKeyOrigin, OriginRowsOfACall) {
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 0, true, 16), 16);
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 0, true, 128), 128);
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 0, true, 0), 1);  // copying producer (pages of 1, 4, 48)
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 0, false, 128), 1);  // varlen and batched rows
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 1, true, 16), 0);  // num_splits = 1
+  EXPECT_EQ(window_origin_rows_of(true, 127, 1, 4, true, 16), 0);  // the caller's split count
+  EXPECT_EQ(window_origin_rows_of(true, 127, 2, 0, true, 16), 0);  // context parallelism
+  EXPECT_EQ(window_origin_rows_of(true, -1, 1, 0, true, 16), 0);  // no left side
+  EXPECT_EQ(window_origin_rows_of(false, 127, 1, 0, true, 16), 0);  // no-window-origin
+}
+
 // lpt's launch order (launch_order.h, entry 66): every (tile, pair) exactly once; a section of one pair is the old
 // order (each pair's tiles after the previous pair's); within a section the heaviest tiles of all its pairs first.
 TEST(LaunchOrder, LptVisitsEveryTileOnceHeaviestFirstInEachSection) {
@@ -1420,9 +1435,10 @@ TEST(Plan, LongD64TilesTakeThreeConsumerWarpgroups) {
   EXPECT_FALSE(Experiment::parse("no-m192").d64_m192);
 }
 
-// The default since entry 103 (and ctest plan_under_d64_window_tile under FLASHSEEK_EXPERIMENT=d64-window-tile): bf16 d64
-// windows whose 192-row tiles see at most 176 keys with the key origin's rounding take the one-block tile, on the
-// persistent kernel, only where the caller leaves the split count to us; by the window, the group, the page size.
+// The default since entry 103 (and ctest plan_under_d64_window_tile under FLASHSEEK_EXPERIMENT=d64-window-tile):
+// bf16 d64 windows whose 192-row tiles see at most 176 keys with the key origin's rounding take the one-block tile,
+// on the persistent kernel, only where the caller leaves the split count to us; by the window, the group, the page
+// size.
 TEST(PlanUnderD64WindowTile, WindowsThatFitOneBlockTakeTheWindowTile) {
   const Experiment& e = Experiment::get();
   if (!e.d64_window_tile || !e.window_origin || !e.persist_m192) {

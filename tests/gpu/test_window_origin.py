@@ -1,13 +1,14 @@
 """Windowed tiles' key blocks from their first visible key (FwdParams::window_origin_rows, the default since
 docs/perf-log.md entry 102): the window's keys are shifted to start a block where that saves one, by whole TMA
-boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere. Every case runs in this process under
-whatever FLASHSEEK_EXPERIMENT is set (the default: the origin on), and test_module_under re-runs the module in a
-subprocess under no-window-origin (blocks from key 0) and under no-d64-window-tile (entry 103, the default: the
-bf16 d64 windows that fit one 176-key block take that tile, the OSS cases here, the left-padded one on its copying
-producer; under no-d64-window-tile they take the 128-key blocks). The
-cases reach the shift's edges: split tiles, the sequence's last (partial) block, sinks, a two-sided window, left
-padding (no TMA: the copying producer), native e4m3 on the persistent kernel, decode tiles, a window longer than
-the sequence (no shift), and window sides of INT_MAX (unbounded)."""
+boxes in a paged cache (pages 16 and 64 here) and by any row elsewhere; not where the caller fixes the split count
+(num_splits = 1 is the batch-invariant mode). Every case runs in this process under whatever FLASHSEEK_EXPERIMENT
+is set (the default: the origin on), and test_module_under re-runs the module in a subprocess under
+no-window-origin (blocks from key 0) and under no-d64-window-tile (entry 103, the default: the bf16 d64 windows
+that fit one 176-key block take that tile, the OSS cases here, the left-padded one on its copying producer; under
+no-d64-window-tile they take the 128-key blocks). The cases reach the shift's edges: the heuristic's split tiles,
+the sequence's last (partial) block, sinks, a two-sided window, left padding (no TMA: the copying producer), native
+e4m3 on the persistent kernel, decode tiles, a window longer than the sequence (no shift), and window sides of
+INT_MAX (unbounded)."""
 
 from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
@@ -29,7 +30,10 @@ def _sc(heads, batch, name, **kw):
 CASES = [
     _sc("OSS", "q2k", "varlen-w128", kv_layout="varlen", causal=True, window=(127, 0)),
     _sc("OSS", "q1500", "p16-w128-lse", causal=True, window=(127, 0), return_lse=True),
+    # the caller's split count: blocks from key 0 (key_origin.h window_origin_rows_of); the heuristic's splits (16
+    # CTAs: the decode is split) with the origin
     _sc("L8", "q1500", "p16-w200-splits3-lse", causal=True, window=(199, 0), num_splits=3, return_lse=True),
+    _sc("L8", "2q1s9000", "p16-w4000-heuristic-splits-lse", causal=True, window=(3999, 0), return_lse=True),
     _sc("OSS", "3q700", "p64-w100-sinks", page_size=64, causal=True, window=(99, 0), sinks=True),
     _sc(custom_heads(16, 16, 128), "4q1k", "varlen-bidir-w63", kv_layout="varlen", causal=False, window=(63, 63)),
     _sc("OSS", "2q1k", "p16-w128-leftpad", causal=True, window=(127, 0), leftpad=True),

@@ -88,6 +88,9 @@ TARGETS = [
     dict(name="spec-L8", heads=(32, 8, 128), q=4, k=700),
     dict(name="prefill-chunk-L8", heads=(32, 8, 128), q=150, k=900),
     dict(name="sinks-w128-d64", heads=(8, 1, 64), q=1, k=2000, sinks=True, window=(127, 0)),
+    # a windowed prefill of several tiles: with num_splits = 1 its key blocks start at key 0 whatever the batch's
+    # tile height or the cache's boxes (key_origin.h window_origin_rows_of)
+    dict(name="prefill-w128-d64", heads=(16, 2, 64), q=300, k=900, window=(127, 0)),
     dict(name="softcap-d256-fp16", heads=(4, 2, 256), q=20, k=600, softcap=50.0, dtype=torch.float16),
     dict(name="noncausal-d80", heads=(8, 2, 80), q=60, k=200, causal=False),
 ]
