@@ -41,6 +41,13 @@ CASES = [
     _sc("OSS", "8q1s3000", "decode-w128", causal=True, window=(127, 0)),
     _sc("OSS", "q2k_32q1s2k", "mixed-sinks-w128", causal=True, window=(127, 0), sinks=True),
     _sc("L8", "2q1k", "w4096-past-the-sequence", causal=True, window=(4095, 0)),
+    # the one-block d64 tile (entry 103) at its edges: a two-sided window with softcap and LSE (24 + 126 + 15 keys),
+    # a left side of 137 (24 + 137 + 15 = 176, the most that fits) over sequences shorter than the window and a
+    # decode among them, and sinks on a grid of more than two waves (its persistent kernel)
+    _sc("OSS", "2q1500", "p16-bidir-w63-softcap-lse", causal=False, window=(63, 63), softcap=30.0,
+        return_lse=True),
+    _sc("OSS", "q1000_q37_q1s500", "p16-w137-short-seqs", causal=True, window=(137, 0)),
+    _sc("OSS", "q6k", "p16-w128-sinks-persistent", causal=True, window=(127, 0), sinks=True, return_lse=True),
     # Sides of INT_MAX keys are unbounded (run.cpp makes a side of 2^30 or more -1; before, tok + diag + side wrapped
     # in the kernels' int limits to no visible key).
     _sc("L8", "2q700s500", "w-int-max-causal", causal=True, window=(2**31 - 1, 0)),
