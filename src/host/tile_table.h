@@ -142,8 +142,8 @@ constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
 constexpr int kD96M192Variant = 210;
 constexpr TileShape kD96M192Tile = {96, 96, 192, 96, 4, false, 0};
 
-// d64, 192 rows, one key block per windowed tile (docs/perf-log.md entries 101-103; FLASHSEEK_EXPERIMENT=
-// d64-window-tile): block_n 176, so that a 24-token tile under a 128-key window (151 keys, and up to 15 more from the
+// d64, 192 rows, one key block per windowed tile (docs/perf-log.md entries 101-103; the default since entry 103,
+// FLASHSEEK_EXPERIMENT=no-d64-window-tile for A/Bs): block_n 176, so that a 24-token tile under a 128-key window (151 keys, and up to 15 more from the
 // key origin's rounding to a TMA box of 16 rows) is one block, as FA3's 160-key block is one. The bf16 192-row d64
 // tile's persistent kernel otherwise, with P*V serial to QK^T (kernel_traits.h kSerialPv): S 88 + P 44 + O 32 words
 // do not fit the 160-register consumers at once (with the overlap, 396 bytes spilled and the wgmmas serialized). Not
