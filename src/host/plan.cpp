@@ -4,6 +4,7 @@
 #include <numeric>
 #include <cstdint>
 
+#include "../sm90/key_origin.h"
 #include "flashseek/flashseek.h"
 #include "experiment.h"
 #include "mla_decode_tile.h"
@@ -89,10 +90,15 @@ bool persistent_192_would_run(const PlanInputs& in, int qheads_per_kvhead, int n
 // multiples of 192 rows in their sequence) plus the window's two sides plus that rounding.
 bool window_fits_one_block(const PlanInputs& in, const Experiment& experiment, int qheads_per_kvhead) {
   const int right = in.causal ? 0 : in.window_right;
-  if (!experiment.window_origin || in.window_left < 0 || right < 0 || qheads_per_kvhead <= 0) return false;
   const TileShape& tile = kD64WindowTile;
   const int rows = kv_tma_box_rows(in.page_size > 0, in.page_size, tile.block_n);
   if (rows == 0) return false;  // no TMA: the copying producer, one page read per row at block_n 176
+  // The origin's own conditions (the call's split count among them), as run() applies them; the plan does not see
+  // context parallelism, under which run() keeps key 0 and the tile computes its blocks from there (slower, right).
+  if (window_origin_rows_of(experiment.window_origin, in.window_left, 1, in.num_splits, in.page_size > 0, rows) == 0 ||
+      right < 0 || qheads_per_kvhead <= 0) {
+    return false;
+  }
   int tokens = 0;
   for (int first = 0; first < qheads_per_kvhead; first += std::gcd(tile.block_m, qheads_per_kvhead)) {
     tokens = std::max(tokens, (first + tile.block_m - 1) / qheads_per_kvhead - first / qheads_per_kvhead + 1);
