@@ -4,6 +4,8 @@
 # stall sampling. Clocks left as found.
 #   scripts/ncu_scenario.sh SCENARIO [VALUE]    VALUE: FLASHSEEK_EXPERIMENT value, "default", or "vllm" (FA3's
 #                                               forward kernel, cutlass device_kernel, in the evaluator's vLLM baseline call)
+#                                               or "cudnn" (the cuDNN SDPA kernel of the evaluator's cudnn baseline,
+#                                               on its dense copy)
 # NCU_SKIP=N (env): profile the (N+1)-th matching launch instead (a cascade's suffix pass: NCU_SKIP=1).
 # Writes under $OUT (./gpu-out when unset): ncu_<tag>.ncu-rep, the source-page CSV (gzipped) and ncu_<tag>_stalls.csv;
 # prints the duration, DRAM / L2 / SM throughput, occupancy and the top stall lines.
@@ -21,6 +23,7 @@ REP="$OUT/ncu_${TAG}"
 command -v ncu >/dev/null || { echo "ncu not found"; exit 1; }
 KERNELS="attention_fwd|mla_decode"; WHO=()
 if [ "$VALUE" = vllm ]; then KERNELS="device_kernel"; WHO=(--baseline vllm)
+elif [ "$VALUE" = cudnn ]; then KERNELS="sdpa|fprop|fmha|flash"; WHO=(--baseline cudnn)
 elif [ "$VALUE" != default ]; then export FLASHSEEK_EXPERIMENT=$VALUE; fi
 t0=$SECONDS
 ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-skip "$SKIP" --launch-count 1 \
