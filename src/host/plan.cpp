@@ -291,6 +291,16 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = two_cta_variant;
     plan.block_n = tile.block_n;
   }
+  // kam2 (entry 105): the keys-as-M consumer on the two-CTA tile's stages (7 for 1, 8 for 3), where its rows fit.
+  // Other bits than the table's tile (the sums run in another order), so not where the caller fixes num_splits = 1.
+  if (experiment.keys_as_m_two_ctas && two_cta_variant != 0 && in.num_splits != 1 && head_pack == 1) {
+    const int kam2 = two_cta_variant == 1 ? kKeysAsMTwoCtaDecodeVariant : kKeysAsMTwoCtaD64DecodeVariant;
+    const TileShape kam2_tile = decode_variant_tile(kam2);
+    if (packed_rows <= kam2_tile.query_rows && kam2_tile.block_n == tile.block_n) {
+      tile = kam2_tile;
+      plan.tile_variant = kam2;
+    }
+  }
   // Keys as the GEMMs' M (decode tile 5, entry 90): where the table's one-CTA d128 decode tile would run and every
   // sequence's packed rows fit 8 columns (one token at GQA up to 8, two at up to 4), the tile whose QK^T, softmax
   // and P*V spend nothing on 56 padding rows. Measured against the table's tile (entry 90): a 32-CTA decode 51.1 ->

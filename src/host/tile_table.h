@@ -108,6 +108,10 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      the rows fit (plan.cpp, entry 90; no-keys-as-m).
 //   6: the same for bf16 d64 (the table's d64 decode tile's block_n 128 and 4 stages; entry 91): gpt-oss decodes
 //      (group 8, d64), whose 64-row tile spends as much on the padded softmax as d128's on half the bytes a block.
+//   7: tile 5's consumer on tile 1's stages and two CTAs per SM (block_n 64, 2 stages; entry 105, FLASHSEEK_EXPERIMENT
+//      kam2): on grids of 1.5 waves and more the two-CTA tile hides one CTA's chain behind the other's stream, and
+//      keys as M shorten that chain.
+//   8: the same at d64 on tile 3's stages (block_n 128, 3 stages).
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
@@ -115,6 +119,8 @@ constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 6, false, 0, 1, false, true, 2},
     {128, 128, 64, 128, 3, false, 0, 1, false, true, 1, 8},
     {64, 64, 64, 128, 4, false, 0, 1, false, true, 1, 8},
+    {128, 128, 64, 64, 2, false, 0, 2, false, true, 1, 8},
+    {64, 64, 64, 128, 3, false, 0, 2, false, true, 1, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 // Variant v (1..kNumDecodeVariants), or an empty shape.
@@ -125,11 +131,16 @@ constexpr TileShape decode_variant_tile(int v) {
 // The keys-as-M tiles' variants (the plan's default for the decodes they fit, entries 90, 91): d128 and d64.
 constexpr int kKeysAsMDecodeVariant = 5;
 constexpr int kKeysAsMD64DecodeVariant = 6;
+constexpr int kKeysAsMTwoCtaDecodeVariant = 7;
+constexpr int kKeysAsMTwoCtaD64DecodeVariant = 8;
 // The keys-as-M variant the plan's rule takes for a head-dim pair (one consumer warpgroup), or 0.
 constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
   for (int v = 1; v <= kNumDecodeVariants; ++v) {
     const TileShape t = decode_variant_tile(v);
-    if (t.query_rows > 0 && t.key_split == 1 && t.head_dim == head_dim && t.head_dim_v == head_dim_v) return v;
+    if (t.query_rows > 0 && t.key_split == 1 && t.ctas_per_sm == 1 && t.head_dim == head_dim &&
+        t.head_dim_v == head_dim_v) {
+      return v;
+    }
   }
   return 0;
 }

@@ -155,8 +155,8 @@ struct FwdKernelTraits {
   // query rows floats, alternating by block).
   static constexpr int kQueryRows = kShape.query_rows;
   static_assert(kQueryRows == 0 || ((kQueryRows == 8 || kQueryRows == 16) && kBlockM == 64 && (!kFp8Kv || kF16Pv) &&
-                                    kCtasPerSm == 1 && kD % 64 == 0 && kDv % 64 == 0),
-                "keys-as-M tiles: 8 or 16 query rows, 16-bit P*V (16-bit, or native e4m3 with fp16 P*V), one CTA per SM");
+                                    kD % 64 == 0 && kDv % 64 == 0),
+                "keys-as-M tiles: 8 or 16 query rows, 16-bit P*V (16-bit, or native e4m3 with fp16 P*V)");
   // One P^T tile and one pair of maxima buffers per consumer warpgroup.
   using PtTile = SwizzledTile<kQueryRows == 0 ? 8 : kQueryRows, kQueryRows == 0 ? 64 : kBlockN>;
   // (Native e4m3: past its O staging tile.)

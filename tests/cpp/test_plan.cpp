@@ -843,6 +843,29 @@ TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
   }
 }
 
+// Under kam2 (ctest plan_under_kam2; entry 105) the bf16 decodes that take a two-CTA tile (1 at d128, 3 at d64) take
+// the keys-as-M consumer on that tile's stages (7, 8) where the packed rows fit 8; not where the caller fixes
+// num_splits = 1 (tile 3 keeps the table's bits there), not 16 rows, not fp16 (the two-CTA tiles are bf16's).
+TEST(PlanUnderKam2, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
+  if (!Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam2 (ctest)";
+  const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
+  EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.block_n, 128);
+  EXPECT_EQ(d64.num_splits, 1);
+  const LaunchPlan d128 = decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0);
+  EXPECT_EQ(d128.tile_variant, kKeysAsMTwoCtaDecodeVariant);
+  EXPECT_EQ(d128.block_n, 64);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 28, 4, 128, 1024, 0).tile_variant, kKeysAsMTwoCtaDecodeVariant);  // 7
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 1).tile_variant, 3);       // the caller's 1 split
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0, 2).tile_variant, 1);   // 16 rows
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 64, 4, 128, 2048, 0).tile_variant, 1);     // group 16
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMD64DecodeVariant);  // one CTA
+  for (int v : {kKeysAsMTwoCtaDecodeVariant, kKeysAsMTwoCtaD64DecodeVariant}) {
+    EXPECT_EQ(decode_variant_tile(v).ctas_per_sm, 2);
+    EXPECT_EQ(decode_variant_tile(v).query_rows, 8);
+  }
+}
+
 // Under no-fp8-keys-as-m (ctest plan_under_no_fp8_keys_as_m) e4m3 decodes keep the native 64-row tile; bf16's
 // keys-as-M rule is its own.
 TEST(PlanUnderNoFp8KeysAsM, E4m3DecodesKeepTheNative64RowTile) {
