@@ -61,9 +61,10 @@
 //   no-keys-as-m keep the table's d128 / d64 decode tiles where the plan takes decode tile 5 / 6 (keys as the GEMMs'
 //                M: bf16 calls whose packed rows fit 8 columns, where the table's one-CTA tile would run, the
 //                caller's num_splits not 1; entries 90, 91). keys-as-m: the default, kept for older commands
-//   kam2         keys as M on two CTAs per SM (decode tiles 7 and 8, entry 105): where the plan takes the two-CTA
-//                tile (1 at d128, 3 at d64) and the keys-as-M rule's rows fit, the keys-as-M consumer on that tile's
-//                stages and register split; one CTA per tile (not the d128 tile's persistent kernel)
+//   no-kam2      keep the two-CTA decode tiles (1 at d128, 3 at d64) where the plan takes keys as M on two CTAs per SM
+//                (decode tiles 7 and 8, entry 105: the keys-as-M consumer on those tiles' stages and register split,
+//                one CTA per tile, not the d128 tile's persistent kernel; decode-paged 0.990 of the time, gpt-oss
+//                512q1s2k -4.4%) where the rows fit 8 and the caller's num_splits is not 1. kam2: the default
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
 //                stream-bound grids (L70t8 128q1s8k, 64q1s4k: 1-2% slower on tile 5, the page-16 target's miss)
 //                keep the table's tiles; an experiment (entry 95)
@@ -200,7 +201,7 @@ struct Experiment {
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
-  bool keys_as_m_two_ctas = false;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
+  bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -287,6 +288,7 @@ struct Experiment {
       else if (t == "no-keys-as-m") e.keys_as_m = false;
       else if (t == "keys-as-m") e.keys_as_m = true;
       else if (t == "kam2") e.keys_as_m_two_ctas = true;
+      else if (t == "no-kam2") e.keys_as_m_two_ctas = false;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);
       else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
       else if (t == "no-fp8-keys-as-m") e.fp8_keys_as_m = false;

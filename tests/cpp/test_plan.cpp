@@ -843,11 +843,11 @@ TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
   }
 }
 
-// Under kam2 (ctest plan_under_kam2; entry 105) the bf16 decodes that take a two-CTA tile (1 at d128, 3 at d64) take
+// By default (entry 105; no-kam2 turns it off, ctest plan_under_no_kam2) the bf16 decodes that take a two-CTA tile (1 at d128, 3 at d64) take
 // the keys-as-M consumer on that tile's stages (7, 8) where the packed rows fit 8; not where the caller fixes
 // num_splits = 1 (tile 3 keeps the table's bits there), not 16 rows, not fp16 (the two-CTA tiles are bf16's).
-TEST(PlanUnderKam2, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
-  if (!Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam2 (ctest)";
+TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
+  if (!Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-kam2";
   const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
   EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
   EXPECT_EQ(d64.block_n, 128);
@@ -859,11 +859,19 @@ TEST(PlanUnderKam2, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 1).tile_variant, 3);       // the caller's 1 split
   EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0, 2).tile_variant, 1);   // 16 rows
   EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 64, 4, 128, 2048, 0).tile_variant, 1);     // group 16
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMD64DecodeVariant);  // one CTA
+  EXPECT_NE(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMTwoCtaD64DecodeVariant);  // 4 CTAs
   for (int v : {kKeysAsMTwoCtaDecodeVariant, kKeysAsMTwoCtaD64DecodeVariant}) {
     EXPECT_EQ(decode_variant_tile(v).ctas_per_sm, 2);
     EXPECT_EQ(decode_variant_tile(v).query_rows, 8);
   }
+  EXPECT_TRUE(Experiment::parse("kam2").keys_as_m_two_ctas);
+}
+
+// Under no-kam2 (ctest plan_under_no_kam2) the two-CTA tiles keep the 64-row consumer.
+TEST(PlanUnderNoKam2, TwoCtaDecodesKeepThe64RowConsumer) {
+  if (Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam2 (ctest)";
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0).tile_variant, 3);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0).tile_variant, 1);
 }
 
 // Under no-fp8-keys-as-m (ctest plan_under_no_fp8_keys_as_m) e4m3 decodes keep the native 64-row tile; bf16's
@@ -895,15 +903,21 @@ TEST(PlanUnderKeysAsMCtas, StreamBoundGridsKeepTheTableTiles) {
   }
 }
 
+// The two-CTA tiles a decode whose packed rows fit 8 gets: the keys-as-M consumer on them by default (entry 105),
+// the 64-row consumer under no-kam2.
+int two_cta_d128_fit8() { return Experiment::get().keys_as_m_two_ctas ? kKeysAsMTwoCtaDecodeVariant : 1; }
+int two_cta_d64_fit8() { return Experiment::get().keys_as_m_two_ctas ? kKeysAsMTwoCtaD64DecodeVariant : 3; }
+
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
 TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kBFloat16, 128, 8, 128, 2048, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
-  EXPECT_EQ(big.tile_variant, 1);
+  EXPECT_EQ(big.tile_variant, two_cta_d128_fit8());
   EXPECT_EQ(big.block_n, decode_variant_tile(1).block_n);
-  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 0).tile_variant, 1);   // 200 CTAs >= 1.5 x 132
+  EXPECT_EQ(plan(DType::kBFloat16, 25, 8, 128, 2048, 0).tile_variant, two_cta_d128_fit8());  // 200 >= 1.5 x 132
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 64, 4, 128, 2048, 0).tile_variant, 1);  // group 16: 64-row consumer
   // 192 < 198: one CTA per SM, the keys-as-M tile where the table's would run (KeysAsMTileWhereTheTableTileWouldRun)
   EXPECT_NE(plan(DType::kBFloat16, 24, 8, 128, 2048, 0).tile_variant, 1);
   // num_splits = 1 from the caller (vLLM's batch-invariant mode) keeps one tile whatever the batch
@@ -911,7 +925,8 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
   EXPECT_EQ(plan(DType::kBFloat16, 128, 1, 128, 8192, 1).tile_variant, 0);  // one wave
   EXPECT_EQ(plan(DType::kFloat16, 128, 8, 128, 2048, 0).tile_variant, 0);
   // d64 has its own two-CTA tile (3), on by default (D64DecodeGridsTakeTwoCtasPerSm)
-  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant, Experiment::get().d64_two_ctas ? 3 : 0);
+  EXPECT_EQ(plan(DType::kBFloat16, 128, 8, 64, 2048, 0).tile_variant,
+            Experiment::get().d64_two_ctas ? two_cta_d64_fit8() : 0);
   const LaunchPlan split = plan(DType::kBFloat16, 1, 8, 128, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
   EXPECT_NE(split.tile_variant, 1);
@@ -930,7 +945,7 @@ TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
   EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 8, 8, 128, 1024, 0).tile_variant, kKeysAsMDecodeVariant);  // 64 CTAs
   EXPECT_EQ(decode_plan(DType::kBFloat16, 8, 28, 4, 128, 1024, 0).tile_variant, kKeysAsMDecodeVariant);  // group 7
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 32, 8, 128, 4096, 0, 2).tile_variant, kKeysAsMDecodeVariant);
-  EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 128, 8, 128, 2048, 0).tile_variant, 1);  // 1024 CTAs: two per SM
+  EXPECT_EQ(gqa4_decode_plan(DType::kBFloat16, 128, 8, 128, 2048, 0).tile_variant, two_cta_d128_fit8());  // 1024 CTAs
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 8192, 1).tile_variant, 0);        // batch-invariant mode
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);     // 16 rows
   EXPECT_EQ(decode_plan(DType::kFloat16, 4, 8, 1, 128, 4096, 0).tile_variant, 0);
@@ -939,7 +954,7 @@ TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
   // d64: decode tile 6 (entry 91), on the same rule; not d96 / d192 / d256 (no keys-as-M tile)
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 0).tile_variant, kKeysAsMD64DecodeVariant);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 64, 4096, 1).tile_variant, 0);
-  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0).tile_variant, 3);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0).tile_variant, two_cta_d64_fit8());
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 256, 4096, 0).tile_variant, 0);
   // d72-96 decodes run padded to 128 (takes_d96_tiles keeps decodes there): tile 5
   EXPECT_EQ(decode_plan(DType::kBFloat16, 4, 8, 1, 96, 4096, 0).tile_variant, kKeysAsMDecodeVariant);
@@ -1308,16 +1323,17 @@ TEST(Plan, D64DecodeGridsTakeTwoCtasPerSm) {
   if (!Experiment::get().d64_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-d64-cta2";
   const LaunchPlan big = gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0);
   EXPECT_EQ(big.num_splits, 1);
-  EXPECT_EQ(big.tile_variant, 3);
+  EXPECT_EQ(big.tile_variant, two_cta_d64_fit8());
   EXPECT_EQ(big.block_n, 128);
+  // the caller's num_splits = 1: tile 3 (the table's bits), not the keys-as-M consumer
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 1).tile_variant, 3);
-  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 198, 2048, 0).tile_variant, 3);  // 198 CTAs = 1.5 x 132
+  EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 198, 2048, 0).tile_variant, two_cta_d64_fit8());  // 1.5 x 132
   // one CTA per SM below 1.5 waves: the table's tile, or the keys-as-M one (KeysAsMTileWhereTheTableTileWouldRun)
-  EXPECT_NE(gpt_oss_decode_plan(DType::kBFloat16, 197, 2048, 0).tile_variant, 3);
+  EXPECT_NE(gpt_oss_decode_plan(DType::kBFloat16, 197, 2048, 0).tile_variant, two_cta_d64_fit8());
   EXPECT_EQ(gpt_oss_decode_plan(DType::kFloat16, 512, 2048, 0).tile_variant, 0);  // built for bf16 only
   const LaunchPlan split = gpt_oss_decode_plan(DType::kBFloat16, 1, 131072, 0);
   EXPECT_GT(split.num_splits, 1);
-  EXPECT_NE(split.tile_variant, 3);
+  EXPECT_NE(split.tile_variant, two_cta_d64_fit8());
 }
 
 // Under FLASHSEEK_EXPERIMENT=no-d64-cta2 (ctest plan_under_no_d64_cta2) the table's tile stays.

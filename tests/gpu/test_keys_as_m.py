@@ -1,6 +1,8 @@
-"""The keys-as-M decode tiles (decode tiles 5 and 6, d128 and d64; sm90/consumer_keys_as_m.h): bf16 calls whose
+"""The keys-as-M decode tiles (decode tiles 5 and 6, d128 and d64, and 7 and 8 on two CTAs per SM;
+sm90/consumer_keys_as_m.h): bf16 calls whose
 packed query rows (query tokens x group heads) fit 8 columns run S^T = K Q^T and O^T = V^T P^T with the keys as M,
-by default where the table's one-CTA decode tile would run (plan.cpp; tile=5 forces d128's wherever rows fit). The cases cover what that consumer does itself: the column softmax across four warps (several key
+by default where the table's one-CTA decode tile would run, and 7 / 8 where the two-CTA tiles 1 / 3 would (plan.cpp;
+tile=5 forces d128's wherever rows fit). The cases cover what that consumer does itself: the column softmax across four warps (several key
 blocks, a partial last block, a one-key sequence), masks per column (two causal tokens, a sliding window), soft
 cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
 TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
@@ -52,6 +54,13 @@ CASES = [
     _sc(custom_heads(8, 1, 64), "4q1s2000", "d64-sinks-window", sinks=True, window=(127, 0), return_lse=True),
     _sc(custom_heads(8, 1, 64), "4q1s3000", "d64-softcap", softcap=30.0),
     _sc(custom_heads(8, 2, 64), "4q2s700", "d64-two-tokens-causal", return_lse=True),
+    # grids of 1.5 waves and more: the keys-as-M consumer on the two-CTA tiles' stages (tiles 7 and 8, entry 105;
+    # tiles 1 and 3 under no-kam2): block_n 64 at d128 (partial blocks, a keyless sequence), window, soft cap, sinks
+    _sc("L70t8", "256q1s700_q1s0_q1s65", "g8-two-cta-zero-kv", return_lse=True),
+    _sc("Q7", "64q1s1100", "g7-two-cta-window-softcap", window=(300, 0), softcap=30.0, return_lse=True),
+    _sc("OSSt8", "256q1s900_q1s1_q1s129", "d64-g8-two-cta", return_lse=True),
+    _sc(custom_heads(8, 1, 64), "256q1s600", "d64-two-cta-sinks-window", sinks=True, window=(127, 0),
+        return_lse=True),
     # e4m3 q, k and v at d128 (variant 208 by default; the native 64-row tile under no-fp8-keys-as-m)
     _sc("L70t8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "e4m3-g8-varlen", dtype="e4m3", descale="random",
         return_lse=True),
