@@ -65,6 +65,9 @@
 //                (decode tiles 7 and 8, entry 105: the keys-as-M consumer on those tiles' stages and register split,
 //                one CTA per tile, not the d128 tile's persistent kernel; decode-paged 0.990 of the time, gpt-oss
 //                512q1s2k -4.4%) where the rows fit 8 and the caller's num_splits is not 1. kam2: the default
+//   fp8-kam2     e4m3 q/k/v d128 decodes whose packed rows fit 8 on the keys-as-M form of the native two-CTA tile
+//                (variant 209: the fp16-P*V two-CTA tile's stages with variant 208's consumer; entry 107) where the
+//                plan takes the native two-CTA tile
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
 //                stream-bound grids (L70t8 128q1s8k, 64q1s4k: 1-2% slower on tile 5, the page-16 target's miss)
 //                keep the table's tiles; an experiment (entry 95)
@@ -201,6 +204,7 @@ struct Experiment {
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
+  bool fp8_keys_as_m_two_ctas = false;  // fp8-kam2: variant 209 where the native two-CTA tile would run (entry 107)
   bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
@@ -289,6 +293,7 @@ struct Experiment {
       else if (t == "keys-as-m") e.keys_as_m = true;
       else if (t == "kam2") e.keys_as_m_two_ctas = true;
       else if (t == "no-kam2") e.keys_as_m_two_ctas = false;
+      else if (t == "fp8-kam2") e.fp8_keys_as_m_two_ctas = true;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);
       else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
       else if (t == "no-fp8-keys-as-m") e.fp8_keys_as_m = false;

@@ -333,6 +333,12 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     tile = kFp8NativeTwoCtaTile;
     plan.tile_variant = kFp8NativeTwoCtaVariant;
     plan.block_n = tile.block_n;
+    // fp8-kam2 (entry 107): its keys-as-M form where the rows fit 8, on the fp16-P*V tiles that form is built on.
+    if (experiment.fp8_keys_as_m_two_ctas && experiment.fp8_f16_pv && experiment.fp8_f16_pv_d128 && head_pack == 1 &&
+        packed_rows <= kFp8NativeKeysAsMTwoCtaTile.query_rows) {
+      tile = kFp8NativeKeysAsMTwoCtaTile;
+      plan.tile_variant = kFp8NativeKeysAsMTwoCtaVariant;
+    }
   }
   // The e4m3 keys-as-M tile (variant 208, entry 94; the default since entry 95, no-fp8-keys-as-m for the A/B): the
   // rule of decode tile 5 for e4m3 q, k and v on the native d128 tile with fp16 P*V, where that 64-row tile would

@@ -255,12 +255,13 @@ NativeKv fp8_native_kv_of(const AttentionArgs& a, const FwdParams& p, const Laun
   const TileShape tile =
       tile_variant == kFp8NativeTwoCtaVariant          ? kFp8NativeTwoCtaTile
       : tile_variant == kFp8NativeKeysAsMVariant        ? kFp8NativeKeysAsMTile
+      : tile_variant == kFp8NativeKeysAsMTwoCtaVariant  ? kFp8NativeKeysAsMTwoCtaTile
       : tile_variant == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
       : packed ? fp8_native_head_pack_tile(plan.head_dim_padded, plan.head_dim_v_padded)
                : fp8_native_tile(plan.head_dim_padded, plan.head_dim_v_padded, plan.block_m);
   if (!e.fp8_native || a.q.dtype != DType::kFloat8E4M3 || a.k.dtype != DType::kFloat8E4M3 || p.q_v != nullptr ||
       (tile_variant != 0 && tile_variant != kFp8NativeTwoCtaVariant && tile_variant != kFp8NativeKeysAsMVariant &&
-       !packed) ||
+       tile_variant != kFp8NativeKeysAsMTwoCtaVariant && !packed) ||
       tile.block_m == 0 ||
       p.head_dim % 16 != 0 || p.head_dim_v % 16 != 0) {
     return {false, 0};
@@ -417,7 +418,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (host_stop == 2) return;
   // The native two-CTA tile refused (a paged cache with left padding, unaligned rows): the converting tile of the
   // table (one split: the plan took the two-CTA tile only without splits).
-  if ((tile_variant == kFp8NativeTwoCtaVariant || tile_variant == kFp8NativeKeysAsMVariant) && !fp8_native) {
+  if ((tile_variant == kFp8NativeTwoCtaVariant || tile_variant == kFp8NativeKeysAsMVariant ||
+       tile_variant == kFp8NativeKeysAsMTwoCtaVariant) &&
+      !fp8_native) {
     tile_variant = 0;
   }
   int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);

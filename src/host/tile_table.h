@@ -199,6 +199,11 @@ constexpr TileShape kFp8NativeF16PvTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2
 // the packed rows fit 8. The same stages and producer as the 64-row tile; P^T and the maxima add 2.25 KB.
 constexpr int kFp8NativeKeysAsMVariant = 208;
 constexpr TileShape kFp8NativeKeysAsMTile = {128, 128, 64, 128, 3, true, 3, 1, true, true, 1, 8};
+// ... and on the two-CTA tile's stages (variant 209, FLASHSEEK_EXPERIMENT=fp8-kam2; entry 107): where the planner takes
+// the two-CTA tile (206) and the packed rows fit 8, as decode tiles 7 / 8 for bf16 (entry 105). 98 KB + P^T and the
+// maxima, two CTAs a SM.
+constexpr int kFp8NativeKeysAsMTwoCtaVariant = 209;
+constexpr TileShape kFp8NativeKeysAsMTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2, true, true, 1, 8};
 constexpr TileShape kFp8NativeTiles[] = {
     {128, 128, 128, 128, 3, true, 4, 1, true},
     {128, 128, 64, 128, 4, true, 4, 1, true},

@@ -29,6 +29,7 @@ struct FwdKernelTraits {
       : kVariant_ == kFp8NativeF16PvVariant ? fp8_native_f16pv_tile(kHeadDim, kHeadDimV, kBlockM_)
       : kVariant_ == kFp8NativeF16PvTwoCtaVariant ? kFp8NativeF16PvTwoCtaTile
       : kVariant_ == kFp8NativeKeysAsMVariant     ? kFp8NativeKeysAsMTile
+      : kVariant_ == kFp8NativeKeysAsMTwoCtaVariant ? kFp8NativeKeysAsMTwoCtaTile
       : kVariant_ == kFp8NativeTwoCtaVariant  ? kFp8NativeTwoCtaTile
       : kVariant_ == kFp8NativeHeadPackVariant ? fp8_native_head_pack_tile(kHeadDim, kHeadDimV)
       : kVariant_ == kFp8NativeHeadPackTwoCtaVariant ? kFp8NativeHeadPackTwoCtaTile
@@ -66,7 +67,7 @@ struct FwdKernelTraits {
   // Native e4m3, variant 205 (kF16Pv): P*V in fp16 on a V tile the producer widened from e4m3 (exact), P as one
   // fp16 term; QK^T stays e4m3.
   static constexpr bool kF16Pv = kVariant_ == kFp8NativeF16PvVariant || kVariant_ == kFp8NativeF16PvTwoCtaVariant ||
-                                 kVariant_ == kFp8NativeKeysAsMVariant;
+                                 kVariant_ == kFp8NativeKeysAsMVariant || kVariant_ == kFp8NativeKeysAsMTwoCtaVariant;
   static_assert(!kF16Pv || kFp8Native, "fp16 P*V is a native e4m3 variant");
   static constexpr bool kSplitP = kFp8Native && !kF16Pv && kVariant_ != kFp8NativeOnePVariant;
   // The P*V operands' type: e4m3 (P and V^T) on the native tiles, fp16 on kF16Pv, else the 16-bit Element.

@@ -161,6 +161,12 @@ cudaError_t launch_fp8_native_d(int block_m, Fp8Native mode, const Launch& l) {
       if (status != cudaSuccess || l.p.num_splits <= 1) return status;
       return launch_combine<kD>(l);
     }
+    // ... and its two-CTA form (kFp8NativeKeysAsMTwoCtaTile, entry 107), where the planner took it.
+    if (l.tile_variant == kFp8NativeKeysAsMTwoCtaVariant && block_m == 64 && mode == Fp8Native::kF16PvD128) {
+      status = launch_tile<FwdKernelTraits<__nv_bfloat16, 128, 128, 64, true, kFp8NativeKeysAsMTwoCtaVariant>>(l);
+      if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+      return launch_combine<kD>(l);
+    }
     // The two-CTA decode tile (tile_table.h kFp8NativeTwoCtaTile), where the planner took it.
     if (l.tile_variant == kFp8NativeTwoCtaVariant && block_m == 64 && !one_p) {
       status = mode == Fp8Native::kF16PvD128

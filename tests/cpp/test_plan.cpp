@@ -867,6 +867,22 @@ TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   EXPECT_TRUE(Experiment::parse("kam2").keys_as_m_two_ctas);
 }
 
+// Under fp8-kam2 (ctest plan_under_fp8_kam2; entry 107) e4m3 d128 decodes that take the native two-CTA tile take its
+// keys-as-M form (variant 209) where the packed rows fit 8; 16 rows keep the two-CTA tile, one-wave grids variant 208.
+TEST(PlanUnderFp8Kam2, E4m3TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
+  if (!Experiment::get().fp8_keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-kam2 (ctest)";
+  const LaunchPlan p = decode_plan(DType::kFloat8E4M3, 128, 32, 8, 128, 8192, 0);  // 1024 CTAs, group 4
+  EXPECT_EQ(p.tile_variant, kFp8NativeKeysAsMTwoCtaVariant);
+  EXPECT_EQ(p.block_n, 64);
+  EXPECT_EQ(p.num_splits, 1);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0, 4).tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 1).tile_variant, 0);  // the caller's 1 split
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0).tile_variant,
+            fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0);
+  EXPECT_EQ(kFp8NativeKeysAsMTwoCtaTile.ctas_per_sm, 2);
+  EXPECT_EQ(kFp8NativeKeysAsMTwoCtaTile.block_n, kFp8NativeTwoCtaTile.block_n);
+}
+
 // Under no-kam2 (ctest plan_under_no_kam2) the two-CTA tiles keep the 64-row consumer.
 TEST(PlanUnderNoKam2, TwoCtaDecodesKeepThe64RowConsumer) {
   if (Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam2 (ctest)";

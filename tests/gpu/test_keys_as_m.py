@@ -24,7 +24,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
-UNDER_FORCED_TILE = "tile=5" in _TOKENS or "no-fp8-keys-as-m" in _TOKENS
+UNDER_FORCED_TILE = "tile=5" in _TOKENS or "no-fp8-keys-as-m" in _TOKENS or "fp8-kam2" in _TOKENS
 
 
 def _sc(heads, batch, name, **kw):
@@ -71,6 +71,10 @@ CASES = [
     _sc(custom_heads(8, 2, 128), "4q2s700", "e4m3-two-tokens-causal", dtype="e4m3", descale="random",
         return_lse=True),
     _sc(G8, "4q1s1328", "e4m3-page1", dtype="e4m3", page_size=1),
+    # grids of 1.5 waves and more: the native two-CTA tile (206), or its keys-as-M form (209) under fp8-kam2
+    _sc("L8", "200q1s700_q1s0_q1s65", "e4m3-two-cta-zero-kv", dtype="e4m3", descale="random", return_lse=True),
+    _sc("Q7", "64q1s900", "e4m3-two-cta-g7-sinks-window-softcap", dtype="e4m3", descale="stride0", sinks=True,
+        window=(200, 0), softcap=30.0, return_lse=True),
 ]
 
 
@@ -99,3 +103,9 @@ def test_module_under_keys_as_m():
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
 def test_module_under_no_fp8_keys_as_m():
     rerun_module_under(__file__, "no-fp8-keys-as-m")
+
+
+# The e4m3 two-CTA cases on the keys-as-M form of the native two-CTA tile (variant 209, entry 107; not a default).
+@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
+def test_module_under_fp8_kam2():
+    rerun_module_under(__file__, "fp8-kam2")
