@@ -68,6 +68,8 @@
 //   fp8-kam2     e4m3 q/k/v d128 decodes whose packed rows fit 8 on the keys-as-M form of the native two-CTA tile
 //                (variant 209: the fp16-P*V two-CTA tile's stages with variant 208's consumer; entry 107) where the
 //                plan takes the native two-CTA tile
+//   kam2-split2  bf16 decodes of 3/4 to 1.5 waves of tiles, 4k keys and more, rows that fit 8, split count left to
+//                us: two splits on decode tile 7 / 8 (two CTAs per SM) instead of one CTA per SM (entry 108)
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
 //                stream-bound grids (L70t8 128q1s8k, 64q1s4k: 1-2% slower on tile 5, the page-16 target's miss)
 //                keep the table's tiles; an experiment (entry 95)
@@ -205,7 +207,8 @@ struct Experiment {
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
   bool fp8_keys_as_m_two_ctas = false;  // fp8-kam2: variant 209 where the native two-CTA tile would run (entry 107)
-  bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
+  bool keys_as_m_two_ctas = true;
+  bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -294,6 +297,7 @@ struct Experiment {
       else if (t == "kam2") e.keys_as_m_two_ctas = true;
       else if (t == "no-kam2") e.keys_as_m_two_ctas = false;
       else if (t == "fp8-kam2") e.fp8_keys_as_m_two_ctas = true;
+      else if (t == "kam2-split2") e.keys_as_m_two_ctas_split2 = true;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);
       else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
       else if (t == "no-fp8-keys-as-m") e.fp8_keys_as_m = false;

@@ -291,6 +291,22 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     plan.tile_variant = two_cta_variant;
     plan.block_n = tile.block_n;
   }
+  // kam2-split2 (entry 108, an experiment): a one-wave grid of long decodes (3/4 to 1.5 waves, 4k keys and more)
+  // in two splits on the two-CTA keys-as-M tiles, so that each SM streams two CTAs' keys where it streamed one
+  // (ncu: one CTA per SM reads 4.05 TB/s on L70t8 128q1s8k, cuDNN's 4.40), at the cost of a combine of the partials.
+  if (experiment.keys_as_m_two_ctas_split2 && splits == 1 && plan.tile_variant == 0 && in.num_splits == 0 &&
+      !in.mla_decode && in.bf16 && !in.fp8_kv && head_pack == 1 && tile.block_m == 64 && packed_rows <= 8 &&
+      4 * grid_ctas >= 3LL * device.num_sms && 2 * grid_ctas < 3LL * device.num_sms && in.max_seqlen_k >= 4096) {
+    const int kam2 = tile.head_dim == 128 && tile.head_dim_v == 128 ? kKeysAsMTwoCtaDecodeVariant
+                     : tile.head_dim == 64 && tile.head_dim_v == 64 ? kKeysAsMTwoCtaD64DecodeVariant
+                                                                     : 0;
+    if (kam2 != 0) {
+      tile = decode_variant_tile(kam2);
+      plan.tile_variant = kam2;
+      plan.block_n = tile.block_n;
+      splits = 2;
+    }
+  }
   // kam2 (entry 105): the keys-as-M consumer on the two-CTA tile's stages (7 for 1, 8 for 3), where its rows fit.
   // Other bits than the table's tile (the sums run in another order), so not where the caller fixes num_splits = 1.
   if (experiment.keys_as_m_two_ctas && two_cta_variant != 0 && in.num_splits != 1 && head_pack == 1) {

@@ -883,6 +883,24 @@ TEST(PlanUnderFp8Kam2, E4m3TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   EXPECT_EQ(kFp8NativeKeysAsMTwoCtaTile.block_n, kFp8NativeTwoCtaTile.block_n);
 }
 
+// Under kam2-split2 (ctest plan_under_kam2_split2; entry 108) one-wave bf16 decodes of 4k keys and more whose rows fit
+// 8 run in two splits on the two-CTA keys-as-M tiles; shorter keys, 1.5 waves, a caller's split count keep theirs.
+TEST(PlanUnderKam2Split2, OneWaveLongDecodesTakeTwoSplitsOnTwoCtas) {
+  if (!Experiment::get().keys_as_m_two_ctas_split2) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam2-split2";
+  const LaunchPlan d128 = decode_plan(DType::kBFloat16, 128, 8, 1, 128, 8192, 0);  // 128 CTAs
+  EXPECT_EQ(d128.tile_variant, kKeysAsMTwoCtaDecodeVariant);
+  EXPECT_EQ(d128.num_splits, 2);
+  EXPECT_EQ(d128.block_n, 64);
+  EXPECT_GT(d128.workspace_bytes, 0u);
+  const LaunchPlan d64 = decode_plan(DType::kBFloat16, 128, 8, 1, 64, 8192, 0);
+  EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.num_splits, 2);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 8, 1, 128, 2048, 0).num_splits, 1);       // short keys
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 8, 1, 128, 8192, 1).tile_variant, 0);     // the caller's 1 split
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 256, 8, 1, 128, 8192, 0).num_splits, 1);       // 1.5 waves: kam2 alone
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 16, 1, 128, 8192, 0).tile_variant, 0);    // 16 rows
+}
+
 // Under no-kam2 (ctest plan_under_no_kam2) the two-CTA tiles keep the 64-row consumer.
 TEST(PlanUnderNoKam2, TwoCtaDecodesKeepThe64RowConsumer) {
   if (Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam2 (ctest)";

@@ -24,7 +24,7 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
-UNDER_FORCED_TILE = "tile=5" in _TOKENS or "no-fp8-keys-as-m" in _TOKENS or "fp8-kam2" in _TOKENS
+UNDER_FORCED_TILE = any(t in _TOKENS for t in ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2"))
 
 
 def _sc(heads, batch, name, **kw):
@@ -60,6 +60,10 @@ CASES = [
     _sc("Q7", "64q1s1100", "g7-two-cta-window-softcap", window=(300, 0), softcap=30.0, return_lse=True),
     _sc("OSSt8", "256q1s900_q1s1_q1s129", "d64-g8-two-cta", return_lse=True),
     _sc(custom_heads(8, 1, 64), "256q1s600", "d64-two-cta-sinks-window", sinks=True, window=(127, 0),
+        return_lse=True),
+    # one wave of long decodes: two splits on tiles 7 / 8 under kam2-split2 (entry 108), tile 5 / 6 by default
+    _sc("L70t8", "120q1s4200_q1s1_q1s65", "g8-one-wave-long", return_lse=True),
+    _sc(custom_heads(8, 1, 64), "110q1s4500", "d64-one-wave-long-sinks-softcap", sinks=True, softcap=30.0,
         return_lse=True),
     # e4m3 q, k and v at d128 (variant 208 by default; the native 64-row tile under no-fp8-keys-as-m)
     _sc("L70t8", "q1s1000_q1s1_q1s64_q1s65_q1s129", "e4m3-g8-varlen", dtype="e4m3", descale="random",
@@ -109,3 +113,9 @@ def test_module_under_no_fp8_keys_as_m():
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
 def test_module_under_fp8_kam2():
     rerun_module_under(__file__, "fp8-kam2")
+
+
+# The one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108; not a default).
+@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
+def test_module_under_kam2_split2():
+    rerun_module_under(__file__, "kam2-split2")
