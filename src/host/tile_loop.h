@@ -78,6 +78,12 @@ inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_f
   if (e.m192_turns && t.block_m == 192 && t.head_dim_padded == 64) {
     return (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kTurns3LoopBit;
   }
+  // mask-range (entry 109): the same value with the unmasked blocks' range, where the tile lists it (the one-tile
+  // values of the bf16 d128 128-row and d64 192-row tiles).
+  if (e.mask_range) {
+    const int v = (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kMaskRangeLoopBit;
+    if (sm90::tile_lists_value(t.head_dim_padded, t.block_m, v)) return v;
+  }
   return loop_flags;
 }
 

@@ -278,12 +278,16 @@ struct Consumer {
     const float scale_log2 = p.softcap > 0.f ? p.score_scale_log2 : p.score_scale_log2 * qk_descale;
     const float softcap_scale = p.softcap > 0.f ? p.softmax_scale * qk_descale / p.softcap : 0.f;
 
+    // kLoopMaskRange (entry 109): the unmasked blocks' range once per tile, so a block's test is two compares.
+    constexpr bool kMaskRange = (kFlags & kLoopMaskRange) != 0 && !Traits::kHeadPacked;
+    int unmasked_lo = 0, unmasked_hi = 0;
+    if constexpr (kMaskRange) mask.unmasked_blocks(kN, unmasked_lo, unmasked_hi);
     auto transform_scores = [&](int n) {
       if (p.softcap > 0.f) apply_softcap(s, softcap_scale, p.softcap);
       if constexpr (Traits::kHeadPacked) {
         mask.template apply_head_packed<kN>(s, n, row_tok, row_head, lane, p.kv_head_pack_log2,
                                             mask.block_needs_mask(n, keys_per_block<Traits>(p)));
-      } else if (mask.block_needs_mask(n, kN)) {
+      } else if (kMaskRange ? (n < unmasked_lo || n >= unmasked_hi) : mask.block_needs_mask(n, kN)) {
         mask.template apply<kN>(s, n, row_tok, lane);
       }
     };

@@ -91,6 +91,13 @@ struct AttentionMask {
            (left != kUnbounded && first < local_first(tok_max + diag - left));
   }
 
+  // The blocks block_needs_mask leaves unmasked: [lo, hi) (mask_bits.h unmasked_block_range).
+  __device__ __forceinline__ void unmasked_blocks(int block_n, int& lo, int& hi) const {
+    unmasked_block_range(block_n, seqlen_k, right != kUnbounded,
+                         right != kUnbounded ? local_last(tok_min + diag + right) : 0, left != kUnbounded,
+                         left != kUnbounded ? local_first(tok_max + diag - left) : 0, lo, hi);
+  }
+
   // The keys query token `tok` sees: [lo, hi] (local key indices; the limits above, seqlen_k included).
   __device__ __forceinline__ void visible_keys(int tok, int& lo, int& hi) const {
     hi = min(seqlen_k - 1, right == kUnbounded ? kUnbounded : local_last(tok + diag + right));

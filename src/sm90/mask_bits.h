@@ -47,4 +47,20 @@ FLASHSEEK_HOST_DEVICE inline uint32_t row_column_bits(int lo, int hi, int col0, 
   return visible_column_bits(lo_rel, hi_rel);
 }
 
+// Key blocks [lo, hi) need no element masked for any row of a tile (entry 109): block n (keys n * block_n ..
+// n * block_n + block_n - 1) lies below seqlen_k, at or before `right_last` (the last key the tile's first row sees;
+// right_bounded) and at or after `left_first` (the first key its last row sees; left_bounded). The loop then tests a
+// block with two compares instead of restating those limits each block. hi may be below lo (no unmasked block).
+FLASHSEEK_HOST_DEVICE inline int floor_div_pos(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
+FLASHSEEK_HOST_DEVICE inline void unmasked_block_range(int block_n, int seqlen_k, bool right_bounded, int right_last,
+                                                       bool left_bounded, int left_first, int& lo, int& hi) {
+  hi = floor_div_pos(seqlen_k, block_n);
+  if (right_bounded) {
+    const int h = floor_div_pos(right_last + 1, block_n);
+    hi = h < hi ? h : hi;
+  }
+  lo = 0;
+  if (left_bounded && left_first > 0) lo = (left_first + block_n - 1) / block_n;
+}
+
 }  // namespace flashseek

@@ -482,6 +482,50 @@ void expect_row_bits_match_compares() {
   }
 }
 
+// The unmasked blocks' range (mask_bits.h, entry 109) against block_needs_mask's per-block test (sm90/mask.h) it
+// replaces under mask-range: a block is in [lo, hi) exactly when no key of it is past seqlen_k, past the right
+// limit or before the left one; negative limits included.
+TEST(MaskBits, UnmaskedBlockRangeMatchesThePerBlockTest) {
+  uint32_t state = 12345u;
+  auto next = [&](int m) {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int>((state >> 8) % static_cast<uint32_t>(m));
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int block_n = (trial % 3 == 0) ? 64 : (trial % 3 == 1) ? 128 : 176;
+    const int seqlen_k = next(3000);
+    const bool rb = next(2) == 1, lb = next(2) == 1;
+    const int right_last = next(3400) - 300, left_first = next(3400) - 300;
+    int lo = -1, hi = -1;
+    unmasked_block_range(block_n, seqlen_k, rb, right_last, lb, left_first, lo, hi);
+    for (int n = 0; n * block_n < seqlen_k + 2 * block_n; ++n) {
+      const int first = n * block_n, last = first + block_n - 1;
+      const bool needs = last >= seqlen_k || (rb && last > right_last) || (lb && first < left_first);
+      ASSERT_EQ(!needs, n >= lo && n < hi) << trial << " n " << n << " bn " << block_n << " sk " << seqlen_k
+                                           << " r " << rb << ":" << right_last << " l " << lb << ":" << left_first;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100000);
+}
+
+// Under mask-range (entry 109) the one-tile values of the long prefill tiles gain the bit; persistent values, decode
+// tiles and e4m3 tiles keep theirs.
+TEST(TileLoop, MaskRangeReachesTheOneTileValuesThatListIt) {
+  const Experiment e = Experiment::parse("mask-range");
+  const int lean = sm90::kDefaultLoopFlags | sm90::kLeanTailLoopBit;
+  const int bit = sm90::kMaskRangeLoopBit;
+  EXPECT_EQ(tile_loop_flags(e, TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
+            sm90::kOneTileLoopFlags | bit);
+  EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, lean), lean | bit);
+  const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
+  EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, persistent), persistent);
+  EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 64, 0, true, false, false, 500, 132}, -1), -1);
+  EXPECT_EQ(tile_loop_flags(Experiment::parse(nullptr), TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
+            -1);
+}
+
 TEST(MaskBits, RowBitsMatchTheElementCompares) {
   expect_row_bits_match_compares<176>();  // the one-block windowed d64 tile (entry 103)
   expect_row_bits_match_compares<128>();
@@ -1710,7 +1754,8 @@ TEST(TileLoop, EveryValueTheHostPassesIsOneTheTileLists) {
   // and lean-tail bits the tile lists (loop_flags_with_bits), then tile_loop_flags
   const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
   int checked = 0;
-  for (const char* tokens : {"", "decode-persist", "no-decode-persist", "m192-turns", "no-persist", "decode-persist,no-cta2"}) {
+  for (const char* tokens : {"", "decode-persist", "no-decode-persist", "m192-turns", "no-persist", "decode-persist,no-cta2",
+                             "mask-range", "mask-range,no-persist"}) {
     const Experiment e = Experiment::parse(tokens);
     for (const Tile& t : tiles) {
       for (int plan_value : {-1, persistent}) {
