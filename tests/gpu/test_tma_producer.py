@@ -150,7 +150,10 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # default's choice by the first and last sequences' lengths: the same tiles in another order
                "flat-order=0", "flat-order=2",
                # entry 99: the 192-row native e4m3 d64 tile on its one-tile kernel (the same tiles' arithmetic)
-               "no-fp8-persist"]
+               "no-fp8-persist",
+               # entry 109: the long prefill tiles' masking decided from the unmasked blocks' range (an exact
+               # rewrite of the per-block test), with and without the persistent kernel
+               "mask-range", "mask-range,no-persist"]
 
 
 def _outputs(seed, windowed):
