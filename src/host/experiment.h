@@ -71,6 +71,9 @@
 //   mask-range   the bf16 d128 128-row and d64 192-row tiles' one-tile loop tests a block for masking against the
 //                tile's range of unmasked blocks, computed once (two compares a block), instead of restating the
 //                mask's limits each block (entry 109; the same bits)
+//   tma-no-fence with mask-range: the consumer fences the async proxy only before blocks that may have come by
+//                copies (a CTA whose producer copies, the partial block visited first and its V), not before every
+//                block (entry 110; the same bits)
 //   kam2-split2  bf16 decodes of 3/4 to 1.5 waves of tiles, 4k keys and more, rows that fit 8, split count left to
 //                us: two splits on decode tile 7 / 8 (two CTAs per SM) instead of one CTA per SM (entry 108)
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
@@ -195,6 +198,7 @@ struct Experiment {
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
+  bool tma_no_fence = false;      // entry 110: with mask_range, no proxy fence on TMA-loaded blocks
   bool mask_range = false;        // entry 109: the unmasked blocks' range on the long prefill tiles' one-tile values
   bool decode_persist = false;       // entry 83: every grid, d128 and d64
   bool decode_persist_waves = true;  // entry 86: the d128 two-CTA tile, grids of 3 waves and more
@@ -280,6 +284,7 @@ struct Experiment {
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "mask-range") e.mask_range = true;
+      else if (t == "tma-no-fence") e.tma_no_fence = true;
       else if (t == "decode-persist") e.decode_persist = true;
       else if (t == "no-decode-persist") e.decode_persist_waves = false;
       else if (t == "pdl-trigger") e.pdl_trigger = true;

@@ -28,6 +28,7 @@
 #include "prims/fp8_fragments.h"
 #include "prims/mbarrier.h"
 #include "prims/wgmma.h"
+#include "producer_tma.h"
 #include "seqlen.h"
 #include "softmax.h"
 
@@ -278,6 +279,12 @@ struct Consumer {
     const float scale_log2 = p.softcap > 0.f ? p.score_scale_log2 : p.score_scale_log2 * qk_descale;
     const float softcap_scale = p.softcap > 0.f ? p.softmax_scale * qk_descale / p.softcap : 0.f;
 
+    // kLoopTmaNoFence (entry 110): where the TMA producer runs (fwd_kernel.h's choice), only the block visited first
+    // can come by cp.async (the partial one, producer_tma.h), so from the loop's third step on K(it) and V(it - 1)
+    // came through the async proxy and need no proxy fence before the wgmma reads them.
+    constexpr bool kTmaNoFence = (kFlags & kLoopTmaNoFence) != 0 && !Traits::kFp8Kv &&
+                                 (kFlags & kLoopProducerNoCopy) == 0 && !Traits::kSerialPv;
+    [[maybe_unused]] const bool tma_blocks = kTmaNoFence && ProducerTma<Traits>::usable(p, seq);
     // kLoopMaskRange (entry 109): the unmasked blocks' range once per tile, so a block's test is two compares.
     constexpr bool kMaskRange = (kFlags & kLoopMaskRange) != 0 && !Traits::kHeadPacked;
     int unmasked_lo = 0, unmasked_hi = 0;
@@ -410,8 +417,9 @@ struct Consumer {
         mbarrier_wait(base + Traits::k_full_barrier(stage), phase);
         mbarrier_wait(base + Traits::v_full_barrier(prev_stage), prev_phase);
         // A block the producer wrote with cp.async (generic proxy) needs the fence before wgmma reads it; a TMA
-        // block does not, but fencing only cp.async blocks measured no faster (entry 9: 2307 against 259).
-        fence_proxy_async_shared();
+        // block does not, but fencing only cp.async blocks measured no faster (entry 9: 2307 against 259; at d128,
+        // where the loop has slack; kLoopTmaNoFence tries it again for d64, entry 110).
+        if (!kTmaNoFence || !tma_blocks || it < 2) fence_proxy_async_shared();
         take_turn();
         wgmma_fence();
         qk(stage);

@@ -59,7 +59,10 @@ using ExperimentLoopFlags = LoopFlagList<
     (kDefaultLoopFlags & ~kLoopOverlap) | kLoopQTma | kLoopLeanTail,                // 792066
     // run()'s one-tile values with the unmasked blocks' range (entry 109; bitwise equal)
     kDefaultLoopFlags | kLoopLeanTail | kLoopMaskRange,                             // 2627075
-    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopMaskRange>;                // 2889219
+    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopMaskRange,                 // 2889219
+    // ... and without the proxy fence on TMA-loaded blocks (entry 110; bitwise equal)
+    kDefaultLoopFlags | kLoopLeanTail | kLoopMaskRange | kLoopTmaNoFence,           // 6821379
+    kDefaultLoopFlags | kLoopQTma | kLoopLeanTail | kLoopMaskRange | kLoopTmaNoFence>;  // 7083523
 
 // The d64 tile: the persistent kernel (the short-tile d64 prefills: sliding windows of gpt-oss) and the broadcast.
 using ExperimentLoopFlagsD64 =
@@ -80,7 +83,8 @@ using ExperimentLoopFlagsD64M192 =
                  kDefaultLoopFlags | kLoopTurns3,                                              // 1054211
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopTurns3,                  // 1183235
                  kExpBase | kLoopPersistent | kLoopTileFastDiv | kLoopQTma | kLoopTurns3,     // 1445379
-                 kDefaultLoopFlags | kLoopMaskRange>;                                          // 2102787 (entry 109)
+                 kDefaultLoopFlags | kLoopMaskRange,                                           // 2102787 (entry 109)
+                 kDefaultLoopFlags | kLoopMaskRange | kLoopTmaNoFence>;                        // 6297091 (entry 110)
 
 // The 128-row d96 tile (head dims 72-96; FLASHSEEK_EXPERIMENT=d96 or d96-persist, entry 68): its persistent kernel
 // at run()'s default value only (fwd_experiments_d96.cu, a translation unit of its own for the build's parallelism).

@@ -34,6 +34,7 @@ enum LoopFlags : int {
                            // do by pingpong (entry 81)
   kLoopMaskRange = 2097152,  // whether a block needs masking from the tile's range of unmasked blocks, computed once
                              // (two compares a block), instead of the mask's limits per block (entry 109)
+  kLoopTmaNoFence = 4194304,  // no proxy fence before the GEMMs of blocks the TMA producer loaded (entry 110)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).
@@ -58,6 +59,7 @@ constexpr int kQTmaLoopBit = kLoopQTma;
 constexpr int kLeanTailLoopBit = kLoopLeanTail;
 constexpr int kTurns3LoopBit = kLoopTurns3;
 constexpr int kMaskRangeLoopBit = kLoopMaskRange;
+constexpr int kTmaNoFenceLoopBit = kLoopTmaNoFence;
 // The one-block windowed d64 tile (tile_table.h kD64WindowTile, entry 103): the persistent kernel at the bf16 192-row
 // d64 tile's default value, persistent + tile-fastdiv + q-tma (396803); run() passes it, only that tile has it.
 constexpr int kD64WindowLoopFlags = kPersistentLoopFlags | kTileFastDivLoopBit | kQTmaLoopBit;

@@ -524,6 +524,12 @@ TEST(TileLoop, MaskRangeReachesTheOneTileValuesThatListIt) {
   EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 64, 0, true, false, false, 500, 132}, -1), -1);
   EXPECT_EQ(tile_loop_flags(Experiment::parse(nullptr), TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
             -1);
+  // tma-no-fence (entry 110) rides on mask-range's values
+  const Experiment both = Experiment::parse("mask-range,tma-no-fence");
+  EXPECT_EQ(tile_loop_flags(both, TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
+            sm90::kOneTileLoopFlags | bit | sm90::kTmaNoFenceLoopBit);
+  EXPECT_EQ(tile_loop_flags(both, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, lean),
+            lean | bit | sm90::kTmaNoFenceLoopBit);
 }
 
 TEST(MaskBits, RowBitsMatchTheElementCompares) {
@@ -1755,7 +1761,7 @@ TEST(TileLoop, EveryValueTheHostPassesIsOneTheTileLists) {
   const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
   int checked = 0;
   for (const char* tokens : {"", "decode-persist", "no-decode-persist", "m192-turns", "no-persist", "decode-persist,no-cta2",
-                             "mask-range", "mask-range,no-persist"}) {
+                             "mask-range", "mask-range,no-persist", "mask-range,tma-no-fence"}) {
     const Experiment e = Experiment::parse(tokens);
     for (const Tile& t : tiles) {
       for (int plan_value : {-1, persistent}) {

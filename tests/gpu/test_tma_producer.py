@@ -153,7 +153,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-fp8-persist",
                # entry 109: the long prefill tiles' masking decided from the unmasked blocks' range (an exact
                # rewrite of the per-block test), with and without the persistent kernel
-               "mask-range", "mask-range,no-persist"]
+               "mask-range", "mask-range,no-persist",
+               # entry 110: and without the proxy fence on the blocks the TMA producer loaded
+               "mask-range,tma-no-fence"]
 
 
 def _outputs(seed, windowed):
