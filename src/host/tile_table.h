@@ -145,6 +145,18 @@ constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
   return 0;
 }
 
+// The keys-as-M variant on two CTAs per SM (tiles 7, 8; entry 105) for a head-dim pair, or 0.
+constexpr int keys_as_m_two_cta_variant(int head_dim, int head_dim_v) {
+  for (int v = 1; v <= kNumDecodeVariants; ++v) {
+    const TileShape t = decode_variant_tile(v);
+    if (t.query_rows > 0 && t.key_split == 1 && t.ctas_per_sm == 2 && t.head_dim == head_dim &&
+        t.head_dim_v == head_dim_v) {
+      return v;
+    }
+  }
+  return 0;
+}
+
 // d96, 192 rows (long bf16 prefills, entry 67; no-d96-m192 for A/Bs): three consumer warpgroups share each K/V
 // block, as FA3 runs head dims up to 96 (192 x 144). block_n 96: at 128 the consumers' S, P and O (64 + 32 + 48
 // words) spilled 144 bytes and ptxas serialized the wgmmas (C7512); at 96 (48 + 24 + 48) neither. Not in
