@@ -215,8 +215,8 @@ struct Experiment {
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
   bool fp8_keys_as_m_two_ctas = false;  // fp8-kam2: variant 209 where the native two-CTA tile would run (entry 107)
-  bool keys_as_m_two_ctas = true;
-  bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
+  bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
+  bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)

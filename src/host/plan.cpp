@@ -297,7 +297,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   if (experiment.keys_as_m_two_ctas_split2 && splits == 1 && plan.tile_variant == 0 && in.num_splits == 0 &&
       !in.mla_decode && in.bf16 && !in.fp8_kv && head_pack == 1 && tile.block_m == 64 && packed_rows <= 8 &&
       4 * grid_ctas >= 3LL * device.num_sms && 2 * grid_ctas < 3LL * device.num_sms && in.max_seqlen_k >= 4096) {
-    const int kam2 = keys_as_m_two_cta_variant(tile.head_dim, tile.head_dim_v);
+    const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
     if (kam2 != 0) {
       tile = decode_variant_tile(kam2);
       plan.tile_variant = kam2;
@@ -308,7 +308,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // kam2 (entry 105): the keys-as-M consumer on the two-CTA tile's stages (7 for 1, 8 for 3), where its rows fit.
   // Other bits than the table's tile (the sums run in another order), so not where the caller fixes num_splits = 1.
   if (experiment.keys_as_m_two_ctas && two_cta_variant != 0 && in.num_splits != 1 && head_pack == 1) {
-    const int kam2 = keys_as_m_two_cta_variant(tile.head_dim, tile.head_dim_v);
+    const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
     const TileShape kam2_tile = decode_variant_tile(kam2);
     if (kam2 != 0 && packed_rows <= kam2_tile.query_rows && kam2_tile.block_n == tile.block_n) {
       tile = kam2_tile;

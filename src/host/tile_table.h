@@ -133,23 +133,12 @@ constexpr int kKeysAsMDecodeVariant = 5;
 constexpr int kKeysAsMD64DecodeVariant = 6;
 constexpr int kKeysAsMTwoCtaDecodeVariant = 7;
 constexpr int kKeysAsMTwoCtaD64DecodeVariant = 8;
-// The keys-as-M variant the plan's rule takes for a head-dim pair (one consumer warpgroup), or 0.
-constexpr int keys_as_m_variant(int head_dim, int head_dim_v) {
+// The keys-as-M variant the plan's rules take for a head-dim pair (one consumer warpgroup), or 0: one CTA per SM
+// (tiles 5, 6), or two (tiles 7, 8; entry 105).
+constexpr int keys_as_m_variant(int head_dim, int head_dim_v, int ctas_per_sm = 1) {
   for (int v = 1; v <= kNumDecodeVariants; ++v) {
     const TileShape t = decode_variant_tile(v);
-    if (t.query_rows > 0 && t.key_split == 1 && t.ctas_per_sm == 1 && t.head_dim == head_dim &&
-        t.head_dim_v == head_dim_v) {
-      return v;
-    }
-  }
-  return 0;
-}
-
-// The keys-as-M variant on two CTAs per SM (tiles 7, 8; entry 105) for a head-dim pair, or 0.
-constexpr int keys_as_m_two_cta_variant(int head_dim, int head_dim_v) {
-  for (int v = 1; v <= kNumDecodeVariants; ++v) {
-    const TileShape t = decode_variant_tile(v);
-    if (t.query_rows > 0 && t.key_split == 1 && t.ctas_per_sm == 2 && t.head_dim == head_dim &&
+    if (t.query_rows > 0 && t.key_split == 1 && t.ctas_per_sm == ctas_per_sm && t.head_dim == head_dim &&
         t.head_dim_v == head_dim_v) {
       return v;
     }

@@ -915,9 +915,9 @@ TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
     EXPECT_EQ(decode_variant_tile(v).query_rows, 8);
   }
   EXPECT_TRUE(Experiment::parse("kam2").keys_as_m_two_ctas);
-  EXPECT_EQ(keys_as_m_two_cta_variant(128, 128), kKeysAsMTwoCtaDecodeVariant);
-  EXPECT_EQ(keys_as_m_two_cta_variant(64, 64), kKeysAsMTwoCtaD64DecodeVariant);
-  EXPECT_EQ(keys_as_m_two_cta_variant(256, 256), 0);
+  EXPECT_EQ(keys_as_m_variant(128, 128, 2), kKeysAsMTwoCtaDecodeVariant);
+  EXPECT_EQ(keys_as_m_variant(64, 64, 2), kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(keys_as_m_variant(256, 256, 2), 0);
 }
 
 // Under fp8-kam2 (ctest plan_under_fp8_kam2; entry 107) e4m3 d128 decodes that take the native two-CTA tile take its

@@ -7,8 +7,8 @@ blocks, a partial last block, a one-key sequence), masks per column (two causal 
 cap, sinks (in the epilogue and in the combine), splits (partials and LSE), groups of 1, 4, 7 and 8 heads, paged by
 TMA and by copies (1-token pages), a batched cache with unused NaN slots. Each case runs in this process under
 whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 64-row tiles), and
-test_module_under_keys_as_m re-runs the module in a subprocess under tile=5, test_module_under_no_fp8_keys_as_m
-under no-fp8-keys-as-m (the e4m3 cases on the native 64-row tile; the variable is read once per process)."""
+test_module_under re-runs the module in a subprocess under each of RERUN_TOKENS (the variable is read once per
+process)."""
 
 import os
 
@@ -24,7 +24,13 @@ from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
 _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
-UNDER_FORCED_TILE = any(t in _TOKENS for t in ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2"))
+# The module again in a subprocess under each of (the variable is read once per process):
+#   tile=5            d128's keys-as-M tile wherever rows fit;
+#   no-fp8-keys-as-m  the e4m3 cases on the native 64-row tile (variant 208 is their default since entry 95);
+#   fp8-kam2          the e4m3 two-CTA cases on the keys-as-M form of the native two-CTA tile (variant 209, entry 107);
+#   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108).
+RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2")
+UNDER_FORCED_TILE = any(t in _TOKENS for t in RERUN_TOKENS)
 
 
 def _sc(heads, batch, name, **kw):
@@ -99,23 +105,6 @@ def test_planner_takes_the_keys_as_m_tile_where_rows_fit():
 
 
 @pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_keys_as_m():
-    rerun_module_under(__file__, "tile=5")
-
-
-# The e4m3 cases on the native 64-row tile (variant 208, the e4m3 keys-as-M tile, is their default since entry 95).
-@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_no_fp8_keys_as_m():
-    rerun_module_under(__file__, "no-fp8-keys-as-m")
-
-
-# The e4m3 two-CTA cases on the keys-as-M form of the native two-CTA tile (variant 209, entry 107; not a default).
-@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_fp8_kam2():
-    rerun_module_under(__file__, "fp8-kam2")
-
-
-# The one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108; not a default).
-@pytest.mark.skipif(UNDER_FORCED_TILE, reason="this process already runs under a forced tile")
-def test_module_under_kam2_split2():
-    rerun_module_under(__file__, "kam2-split2")
+@pytest.mark.parametrize("tokens", RERUN_TOKENS)
+def test_module_under(tokens):
+    rerun_module_under(__file__, tokens)
