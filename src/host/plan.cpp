@@ -313,6 +313,13 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     if (kam2 != 0 && packed_rows <= kam2_tile.query_rows && kam2_tile.block_n == tile.block_n) {
       tile = kam2_tile;
       plan.tile_variant = kam2;
+      // kam4 (entry 111): d64 on four CTAs per SM (block_n 64; a split count of 1 either way)
+      const int kam4 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 4);
+      if (experiment.keys_as_m_four_ctas && kam4 != 0) {
+        tile = decode_variant_tile(kam4);
+        plan.tile_variant = kam4;
+        plan.block_n = tile.block_n;
+      }
     }
   }
   // Keys as the GEMMs' M (decode tile 5, entry 90): where the table's one-CTA d128 decode tile would run and every

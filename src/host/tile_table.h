@@ -112,6 +112,9 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      kam2): on grids of 1.5 waves and more the two-CTA tile hides one CTA's chain behind the other's stream, and
 //      keys as M shorten that chain.
 //   8: the same at d64 on tile 3's stages (block_n 128, 3 stages).
+//   9: the same consumer at d64 on four CTAs per SM (block_n 64, 2 stages: Q 8 + 2 x 16 KB + P^T = 43 KB a CTA;
+//      producer 32 / consumer 96 registers; entry 111, FLASHSEEK_EXPERIMENT kam4): cuDNN's gpt-oss decode keeps
+//      four 128-thread CTAs per SM, so a 512-sequence grid is resident at once where two per SM run 1.94 waves.
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
     {128, 128, 64, 64, 6, false, 0, 1},
@@ -121,6 +124,7 @@ constexpr TileShape kDecodeVariantTiles[] = {
     {64, 64, 64, 128, 4, false, 0, 1, false, true, 1, 8},
     {128, 128, 64, 64, 2, false, 0, 2, false, true, 1, 8},
     {64, 64, 64, 128, 3, false, 0, 2, false, true, 1, 8},
+    {64, 64, 64, 64, 2, false, 0, 4, false, true, 1, 8},
 };
 constexpr int kNumDecodeVariants = sizeof(kDecodeVariantTiles) / sizeof(kDecodeVariantTiles[0]);
 // Variant v (1..kNumDecodeVariants), or an empty shape.

@@ -97,15 +97,16 @@ struct FwdKernelTraits {
   // Two CTAs per SM (decode variant): 256 threads start at 128 registers each (half the register file); the
   // producer gives up to 40, the consumer takes 216: 128 * 40 + 128 * 216 = 32768.
   static constexpr int kCtasPerSm = kShape.ctas_per_sm;
-  static_assert(kCtasPerSm == 1 || kCtasPerSm == 2, "one or two CTAs per SM");
+  static_assert(kCtasPerSm >= 1 && kCtasPerSm <= 4, "one to four CTAs per SM");
   // Three consumer warpgroups (block_m 192, d64): 512 threads start at 128; the producer gives up to 32, the
   // consumers take 160 (S 64 + P 32 + O 32 words at d64 / block_n 128; 152 spilled): 128 * 32 + 384 * 160 = 65536.
-  static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm == 2;
+  static constexpr bool kReallocateRegisters = kConsumerWarpgroups >= 2 || kCtasPerSm >= 2;
   // The native e4m3 two-CTA tile's producer transposes V (tile_table.h kFp8NativeTwoCtaTile): 56, consumer 200.
   // Native d192's producer issues three K boxes per lane (64-byte column blocks) beside the transpose: at 40 it
   // spilled; 48 leaves the two consumers 224 each (128 x 48 + 256 x 224 = 63488 <= 384 x 168).
   // Three consumer warpgroups: 32 (the native d64 producer's transpose fits too; at 40 the consumers' 152 spilled).
-  static constexpr int kProducerRegs = kConsumerWarpgroups == 3                 ? 32
+  // Four CTAs per SM (decode tile 9, 64 registers at launch): 32, the keys-as-M consumer 96.
+  static constexpr int kProducerRegs = kConsumerWarpgroups == 3 || kCtasPerSm == 4 ? 32
                                        : kFp8Native && kCtasPerSm == 2          ? 56
                                        : kFp8Native && kHeadDim % 128 != 0 && kHeadDim > 64 ? 48
                                                                                 : 40;

@@ -53,11 +53,11 @@ cudaError_t launch_combine(const Launch& l) {
                                                                                           l.stream);
 }
 
-// The decode tile experiments (tile_table.h kDecodeVariantTiles): bf16 block_m 64, d128 (1, 2, 4, 5, 7) and d64 (3, 6, 8); any
+// The decode tile experiments (tile_table.h kDecodeVariantTiles): bf16 block_m 64, d128 (1, 2, 4, 5, 7) and d64 (3, 6, 8, 9); any
 // other call, or variant 0, runs the tile table's kernel (the planner only picks a variant where one is built).
 template <class Element, bool kFp8Kv, int kD, int kDv>
 cudaError_t launch_decode_tile(const Launch& l) {
-  static_assert(kNumDecodeVariants == 8, "one case per variant");
+  static_assert(kNumDecodeVariants == 9, "one case per variant");
   if constexpr (std::is_same_v<Element, __nv_bfloat16> && !kFp8Kv && kD == 128 && kDv == 128) {
     switch (l.tile_variant) {
       case 1: return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, false, 1>>(l);
@@ -72,6 +72,7 @@ cudaError_t launch_decode_tile(const Launch& l) {
     if (l.tile_variant == 3) return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, false, 3>>(l);
     if (l.tile_variant == 6) return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, false, 6>>(l);
     if (l.tile_variant == 8) return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, false, 8>>(l);
+    if (l.tile_variant == 9) return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, false, 9>>(l);
   }
   return launch_tile<FwdKernelTraits<Element, kD, kDv, 64, kFp8Kv>>(l);
 }

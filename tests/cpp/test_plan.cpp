@@ -954,6 +954,21 @@ TEST(PlanUnderKam2Split2, OneWaveLongDecodesTakeTwoSplitsOnTwoCtas) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 16, 1, 128, 8192, 0).tile_variant, 0);    // 16 rows
 }
 
+// Under kam4 (ctest plan_under_kam4; entry 111) the d64 decodes that take tile 8 take tile 9 (four CTAs per SM, block_n
+// 64) instead; d128 keeps tile 7.
+TEST(PlanUnderKam4, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
+  if (!Experiment::get().keys_as_m_four_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam4 (ctest)";
+  const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
+  EXPECT_EQ(d64.tile_variant, 9);
+  EXPECT_EQ(d64.block_n, 64);
+  EXPECT_EQ(d64.num_splits, 1);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0).tile_variant, kKeysAsMTwoCtaDecodeVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 1).tile_variant, 3);  // the caller's 1 split
+  EXPECT_EQ(keys_as_m_variant(64, 64, 4), 9);
+  EXPECT_EQ(keys_as_m_variant(128, 128, 4), 0);
+  EXPECT_EQ(decode_variant_tile(9).ctas_per_sm, 4);
+}
+
 // Under no-kam2 (ctest plan_under_no_kam2) the two-CTA tiles keep the 64-row consumer.
 TEST(PlanUnderNoKam2, TwoCtaDecodesKeepThe64RowConsumer) {
   if (Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam2 (ctest)";

@@ -28,8 +28,9 @@ _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
 #   tile=5            d128's keys-as-M tile wherever rows fit;
 #   no-fp8-keys-as-m  the e4m3 cases on the native 64-row tile (variant 208 is their default since entry 95);
 #   fp8-kam2          the e4m3 two-CTA cases on the keys-as-M form of the native two-CTA tile (variant 209, entry 107);
-#   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108).
-RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2")
+#   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108);
+#   kam4              the d64 two-CTA cases on four CTAs per SM (decode tile 9, entry 111).
+RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2", "kam4")
 UNDER_FORCED_TILE = any(t in _TOKENS for t in RERUN_TOKENS)
 
 
