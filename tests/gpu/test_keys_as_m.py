@@ -10,9 +10,7 @@ whatever FLASHSEEK_EXPERIMENT is set (unset: the plan's rule; no-keys-as-m: the 
 test_module_under re-runs the module in a subprocess under each of RERUN_TOKENS (the variable is read once per
 process)."""
 
-import os
-
-from gpu_support import assert_passes, require_kernels, rerun_module_under, session_seed
+from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
 require_kernels()
 
@@ -23,7 +21,6 @@ import flashseek  # noqa: E402
 from flashseek.testing.grid import custom_heads, make_scenario  # noqa: E402
 from flashseek.testing.run import check_scenario  # noqa: E402
 
-_TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
 # The module again in a subprocess under each of (the variable is read once per process):
 #   tile=5            d128's keys-as-M tile wherever rows fit;
 #   no-fp8-keys-as-m  the e4m3 cases on the native 64-row tile (variant 208 is their default since entry 95);
@@ -31,7 +28,7 @@ _TOKENS = os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")
 #   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108);
 #   kam4              the d64 two-CTA cases on four CTAs per SM (decode tile 9, entry 111).
 RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2", "kam4")
-UNDER_FORCED_TILE = any(t in _TOKENS for t in RERUN_TOKENS)
+UNDER_FORCED_TILE = running_under(RERUN_TOKENS)
 
 
 def _sc(heads, batch, name, **kw):
