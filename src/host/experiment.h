@@ -65,17 +65,18 @@
 //                (decode tiles 7 and 8, entry 105: the keys-as-M consumer on those tiles' stages and register split,
 //                one CTA per tile, not the d128 tile's persistent kernel; decode-paged 0.990 of the time, gpt-oss
 //                512q1s2k -4.4%) where the rows fit 8 and the caller's num_splits is not 1. kam2: the default
-//   fp8-kam2     e4m3 q/k/v d128 decodes whose packed rows fit 8 on the keys-as-M form of the native two-CTA tile
-//                (variant 209: the fp16-P*V two-CTA tile's stages with variant 208's consumer; entry 107) where the
-//                plan takes the native two-CTA tile
+//   no-fp8-kam2  keep the native two-CTA e4m3 d128 decode tile where the plan takes its keys-as-M form (variant 209:
+//                the fp16-P*V two-CTA tile's stages with variant 208's consumer; entry 107: fp8 L8 128q1s 0.987 of
+//                the time) for decodes whose packed rows fit 8. fp8-kam2: the default, kept for older commands
 //   mask-range   the bf16 d128 128-row and d64 192-row tiles' one-tile loop tests a block for masking against the
 //                tile's range of unmasked blocks, computed once (two compares a block), instead of restating the
 //                mask's limits each block (entry 109; the same bits)
 //   tma-no-fence with mask-range: the consumer fences the async proxy only before blocks that may have come by
 //                copies (a CTA whose producer copies, the partial block visited first and its V), not before every
 //                block (entry 110; the same bits)
-//   kam4         bf16 d64 decodes where the plan takes tile 8 (keys as M, two CTAs per SM) on decode tile 9 instead:
-//                the same consumer on four CTAs per SM, block_n 64, 2 stages (entry 111)
+//   no-kam4      keep decode tile 8 (keys as M, two CTAs per SM) for the bf16 d64 decodes the plan runs on decode
+//                tile 9: the same consumer on four CTAs per SM, block_n 64, 2 stages (entry 111: gpt-oss decodes
+//                0.991 of the time). kam4: the default, kept for older commands
 //   kam2-split2  bf16 decodes of 3/4 to 1.5 waves of tiles, 4k keys and more, rows that fit 8, split count left to
 //                us: two splits on decode tile 7 / 8 (two CTAs per SM) instead of one CTA per SM (entry 108)
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
@@ -216,9 +217,9 @@ struct Experiment {
   bool tile_fastdiv = true;  // entry 64: 0.995 over 50 persistent-tile scenarios
   bool auto_two_ctas = true;  // the planner's two-CTA decode rule (plan.cpp)
   bool keys_as_m = true;      // the planner's keys-as-M decode rule (plan.cpp, entry 90)
-  bool fp8_keys_as_m_two_ctas = false;  // fp8-kam2: variant 209 where the native two-CTA tile would run (entry 107)
+  bool fp8_keys_as_m_two_ctas = true;  // fp8-kam2: variant 209 where the native two-CTA tile would run (entry 107)
   bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
-  bool keys_as_m_four_ctas = false;  // kam4: decode tile 9 where the plan takes tile 8 (entry 111)
+  bool keys_as_m_four_ctas = true;  // kam4: decode tile 9 where the plan takes tile 8 (entry 111)
   bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
@@ -310,8 +311,10 @@ struct Experiment {
       else if (t == "kam2") e.keys_as_m_two_ctas = true;
       else if (t == "no-kam2") e.keys_as_m_two_ctas = false;
       else if (t == "fp8-kam2") e.fp8_keys_as_m_two_ctas = true;
+      else if (t == "no-fp8-kam2") e.fp8_keys_as_m_two_ctas = false;
       else if (t == "kam2-split2") e.keys_as_m_two_ctas_split2 = true;
       else if (t == "kam4") e.keys_as_m_four_ctas = true;
+      else if (t == "no-kam4") e.keys_as_m_four_ctas = false;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);
       else if (t == "fp8-keys-as-m") e.fp8_keys_as_m = true;
       else if (t == "no-fp8-keys-as-m") e.fp8_keys_as_m = false;

@@ -113,7 +113,7 @@ constexpr int kNumTileShapes = sizeof(kTileShapes) / sizeof(kTileShapes[0]);
 //      keys as M shorten that chain.
 //   8: the same at d64 on tile 3's stages (block_n 128, 3 stages).
 //   9: the same consumer at d64 on four CTAs per SM (block_n 64, 2 stages: Q 8 + 2 x 16 KB + P^T = 43 KB a CTA;
-//      producer 32 / consumer 96 registers; entry 111, FLASHSEEK_EXPERIMENT kam4): cuDNN's gpt-oss decode keeps
+//      producer 32 / consumer 96 registers; entry 111, the default, no-kam4 for tile 8): cuDNN's gpt-oss decode keeps
 //      four 128-thread CTAs per SM, so a 512-sequence grid is resident at once where two per SM run 1.94 waves.
 constexpr TileShape kDecodeVariantTiles[] = {
     {128, 128, 64, 64, 2, false, 0, 2},
@@ -204,9 +204,9 @@ constexpr TileShape kFp8NativeF16PvTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2
 // the packed rows fit 8. The same stages and producer as the 64-row tile; P^T and the maxima add 2.25 KB.
 constexpr int kFp8NativeKeysAsMVariant = 208;
 constexpr TileShape kFp8NativeKeysAsMTile = {128, 128, 64, 128, 3, true, 3, 1, true, true, 1, 8};
-// ... and on the two-CTA tile's stages (variant 209, FLASHSEEK_EXPERIMENT=fp8-kam2; entry 107): where the planner takes
-// the two-CTA tile (206) and the packed rows fit 8, as decode tiles 7 / 8 for bf16 (entry 105). 98 KB + P^T and the
-// maxima, two CTAs a SM.
+// ... and on the two-CTA tile's stages (variant 209, the default since entry 107, no-fp8-kam2 for 206): where the
+// planner takes the two-CTA tile (206) and the packed rows fit 8, as decode tiles 7 / 8 for bf16 (entry 105).
+// 98 KB + P^T and the maxima, two CTAs a SM.
 constexpr int kFp8NativeKeysAsMTwoCtaVariant = 209;
 constexpr TileShape kFp8NativeKeysAsMTwoCtaTile = {128, 128, 64, 64, 2, true, 3, 2, true, true, 1, 8};
 constexpr TileShape kFp8NativeTiles[] = {

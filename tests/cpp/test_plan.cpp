@@ -879,7 +879,8 @@ TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 1, 8, 1, 128, 32768, 1).tile_variant, 0);
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 128, 4096, 0, 2).tile_variant, 0);   // 16 rows
   EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 4, 8, 1, 64, 4096, 0).tile_variant, 0);        // d128 only
-  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0).tile_variant,
+            Experiment::get().fp8_keys_as_m_two_ctas ? kFp8NativeKeysAsMTwoCtaVariant : kFp8NativeTwoCtaVariant);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 32).tile_variant,
             Experiment::get().keys_as_m ? kKeysAsMDecodeVariant : 0);  // bf16: its own rule
   // the split count is chosen before the rule, from the native 64-row tile's shape: the same as a group of 16 on that
@@ -899,8 +900,9 @@ TEST(Plan, E4m3DecodesWhoseRowsFitTakeTheNativeKeysAsMTile) {
 TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   if (!Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-kam2";
   const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
-  EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
-  EXPECT_EQ(d64.block_n, 128);
+  const bool kam4 = Experiment::get().keys_as_m_four_ctas;  // tile 9 in tile 8's place (entry 111)
+  EXPECT_EQ(d64.tile_variant, kam4 ? 9 : kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.block_n, kam4 ? 64 : 128);
   EXPECT_EQ(d64.num_splits, 1);
   const LaunchPlan d128 = decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0);
   EXPECT_EQ(d128.tile_variant, kKeysAsMTwoCtaDecodeVariant);
@@ -920,10 +922,11 @@ TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   EXPECT_EQ(keys_as_m_variant(256, 256, 2), 0);
 }
 
-// Under fp8-kam2 (ctest plan_under_fp8_kam2; entry 107) e4m3 d128 decodes that take the native two-CTA tile take its
-// keys-as-M form (variant 209) where the packed rows fit 8; 16 rows keep the two-CTA tile, one-wave grids variant 208.
-TEST(PlanUnderFp8Kam2, E4m3TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
-  if (!Experiment::get().fp8_keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=fp8-kam2 (ctest)";
+// By default (entry 107; no-fp8-kam2 turns it off, ctest plan_under_no_fp8_kam2) e4m3 d128 decodes that take the
+// native two-CTA tile take its keys-as-M form (variant 209) where the packed rows fit 8; 16 rows keep the two-CTA tile,
+// one-wave grids variant 208.
+TEST(Plan, E4m3TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
+  if (!Experiment::get().fp8_keys_as_m_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-fp8-kam2";
   const LaunchPlan p = decode_plan(DType::kFloat8E4M3, 128, 32, 8, 128, 8192, 0);  // 1024 CTAs, group 4
   EXPECT_EQ(p.tile_variant, kFp8NativeKeysAsMTwoCtaVariant);
   EXPECT_EQ(p.block_n, 64);
@@ -934,6 +937,15 @@ TEST(PlanUnderFp8Kam2, E4m3TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
             fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0);
   EXPECT_EQ(kFp8NativeKeysAsMTwoCtaTile.ctas_per_sm, 2);
   EXPECT_EQ(kFp8NativeKeysAsMTwoCtaTile.block_n, kFp8NativeTwoCtaTile.block_n);
+  EXPECT_TRUE(Experiment::parse("fp8-kam2").fp8_keys_as_m_two_ctas);
+  EXPECT_FALSE(Experiment::parse("no-fp8-kam2").fp8_keys_as_m_two_ctas);
+}
+
+// Under no-fp8-kam2 (ctest plan_under_no_fp8_kam2) e4m3 decodes of 1.5 waves keep the native two-CTA tile.
+TEST(PlanUnderNoFp8Kam2, E4m3TwoCtaDecodesKeepTheNativeTwoCtaTile) {
+  if (Experiment::get().fp8_keys_as_m_two_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-fp8-kam2 (ctest)";
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 128, 32, 8, 128, 8192, 0).tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(decode_plan(DType::kFloat8E4M3, 512, 32, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);
 }
 
 // Under kam2-split2 (ctest plan_under_kam2_split2; entry 108) one-wave bf16 decodes of 4k keys and more whose rows fit
@@ -954,10 +966,11 @@ TEST(PlanUnderKam2Split2, OneWaveLongDecodesTakeTwoSplitsOnTwoCtas) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 16, 1, 128, 8192, 0).tile_variant, 0);    // 16 rows
 }
 
-// Under kam4 (ctest plan_under_kam4; entry 111) the d64 decodes that take tile 8 take tile 9 (four CTAs per SM, block_n
-// 64) instead; d128 keeps tile 7.
-TEST(PlanUnderKam4, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
-  if (!Experiment::get().keys_as_m_four_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam4 (ctest)";
+// By default (entry 111; no-kam4 turns it off, ctest plan_under_no_kam4) the d64 decodes that would take tile 8 take
+// tile 9 (four CTAs per SM, block_n 64) instead; d128 keeps tile 7.
+TEST(Plan, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
+  if (!Experiment::get().keys_as_m_four_ctas || !Experiment::get().keys_as_m_two_ctas)
+    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-kam4 or no-kam2";
   const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
   EXPECT_EQ(d64.tile_variant, 9);
   EXPECT_EQ(d64.block_n, 64);
@@ -967,6 +980,16 @@ TEST(PlanUnderKam4, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
   EXPECT_EQ(keys_as_m_variant(64, 64, 4), 9);
   EXPECT_EQ(keys_as_m_variant(128, 128, 4), 0);
   EXPECT_EQ(decode_variant_tile(9).ctas_per_sm, 4);
+  EXPECT_TRUE(Experiment::parse("kam4").keys_as_m_four_ctas);
+  EXPECT_FALSE(Experiment::parse("no-kam4").keys_as_m_four_ctas);
+}
+
+// Under no-kam4 (ctest plan_under_no_kam4) the d64 two-CTA keys-as-M decodes stay on tile 8 (block_n 128).
+TEST(PlanUnderNoKam4, D64TwoCtaKeysAsMDecodesKeepTwoCtasPerSm) {
+  if (Experiment::get().keys_as_m_four_ctas) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam4 (ctest)";
+  const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
+  EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.block_n, 128);
 }
 
 // Under no-kam2 (ctest plan_under_no_kam2) the two-CTA tiles keep the 64-row consumer.
@@ -1006,9 +1029,17 @@ TEST(PlanUnderKeysAsMCtas, StreamBoundGridsKeepTheTableTiles) {
 }
 
 // The two-CTA tiles a decode whose packed rows fit 8 gets: the keys-as-M consumer on them by default (entry 105),
-// the 64-row consumer under no-kam2.
+// the 64-row consumer under no-kam2; at d64 on four CTAs per SM by default (tile 9, entry 111), tile 8 under no-kam4.
 int two_cta_d128_fit8() { return Experiment::get().keys_as_m_two_ctas ? kKeysAsMTwoCtaDecodeVariant : 1; }
-int two_cta_d64_fit8() { return Experiment::get().keys_as_m_two_ctas ? kKeysAsMTwoCtaD64DecodeVariant : 3; }
+int two_cta_d64_fit8() {
+  if (!Experiment::get().keys_as_m_two_ctas) return 3;
+  return Experiment::get().keys_as_m_four_ctas ? 9 : kKeysAsMTwoCtaD64DecodeVariant;
+}
+int two_cta_d64_fit8_block_n() { return decode_variant_tile(two_cta_d64_fit8()).block_n; }
+// The e4m3 d128 two-CTA tile a decode whose packed rows fit 8 gets: its keys-as-M form by default (entry 107).
+int fp8_two_cta_fit8() {
+  return Experiment::get().fp8_keys_as_m_two_ctas ? kFp8NativeKeysAsMTwoCtaVariant : kFp8NativeTwoCtaVariant;
+}
 
 // The two-CTA decode rule (plan.cpp): bf16 d128 decode grids of 1.5 waves and more without splits take decode tile
 // variant 1 (block_n 64, two CTAs per SM); shorter grids, splits, fp16, other head dims and no-cta2 keep the table's.
@@ -1083,10 +1114,10 @@ TEST(Plan, Fp8DecodeGridsOfOneAndAHalfWavesTakeTheNativeTwoCtaTile) {
   const auto plan = gqa4_decode_plan;
   const LaunchPlan big = plan(DType::kFloat8E4M3, 128, 8, 128, 8192, 0);  // 1024 CTAs
   EXPECT_EQ(big.num_splits, 1);
-  EXPECT_EQ(big.tile_variant, kFp8NativeTwoCtaVariant);
+  EXPECT_EQ(big.tile_variant, fp8_two_cta_fit8());
   EXPECT_EQ(big.block_n, kFp8NativeTwoCtaTile.block_n);
   EXPECT_EQ(big.block_m, 64);
-  EXPECT_EQ(plan(DType::kFloat8E4M3, 25, 8, 128, 2048, 0).tile_variant, kFp8NativeTwoCtaVariant);  // 200 CTAs
+  EXPECT_EQ(plan(DType::kFloat8E4M3, 25, 8, 128, 2048, 0).tile_variant, fp8_two_cta_fit8());  // 200 CTAs
   // 192 < 198: one CTA per SM, the e4m3 keys-as-M tile where the native 64-row one would run (entry 95)
   const int one_cta = fp8_keys_as_m_on() ? kFp8NativeKeysAsMVariant : 0;
   EXPECT_EQ(plan(DType::kFloat8E4M3, 24, 8, 128, 2048, 0).tile_variant, one_cta);
@@ -1426,7 +1457,7 @@ TEST(Plan, D64DecodeGridsTakeTwoCtasPerSm) {
   const LaunchPlan big = gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 0);
   EXPECT_EQ(big.num_splits, 1);
   EXPECT_EQ(big.tile_variant, two_cta_d64_fit8());
-  EXPECT_EQ(big.block_n, 128);
+  EXPECT_EQ(big.block_n, two_cta_d64_fit8_block_n());
   // the caller's num_splits = 1: tile 3 (the table's bits), not the keys-as-M consumer
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 512, 2048, 1).tile_variant, 3);
   EXPECT_EQ(gpt_oss_decode_plan(DType::kBFloat16, 198, 2048, 0).tile_variant, two_cta_d64_fit8());  // 1.5 x 132

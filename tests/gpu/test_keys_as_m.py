@@ -24,10 +24,12 @@ from flashseek.testing.run import check_scenario  # noqa: E402
 # The module again in a subprocess under each of (the variable is read once per process):
 #   tile=5            d128's keys-as-M tile wherever rows fit;
 #   no-fp8-keys-as-m  the e4m3 cases on the native 64-row tile (variant 208 is their default since entry 95);
-#   fp8-kam2          the e4m3 two-CTA cases on the keys-as-M form of the native two-CTA tile (variant 209, entry 107);
+#   no-fp8-kam2       the e4m3 two-CTA cases on the native two-CTA tile (206; its keys-as-M form, variant 209, is their
+#                     default since entry 107);
 #   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108);
-#   kam4              the d64 two-CTA cases on four CTAs per SM (decode tile 9, entry 111).
-RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "fp8-kam2", "kam2-split2", "kam4")
+#   no-kam4           the d64 two-CTA cases on two CTAs per SM (decode tile 8; tile 9, four CTAs per SM, is their
+#                     default since entry 111).
+RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "no-fp8-kam2", "kam2-split2", "no-kam4")
 UNDER_FORCED_TILE = running_under(RERUN_TOKENS)
 
 
@@ -79,7 +81,7 @@ CASES = [
     _sc(custom_heads(8, 2, 128), "4q2s700", "e4m3-two-tokens-causal", dtype="e4m3", descale="random",
         return_lse=True),
     _sc(G8, "4q1s1328", "e4m3-page1", dtype="e4m3", page_size=1),
-    # grids of 1.5 waves and more: the native two-CTA tile (206), or its keys-as-M form (209) under fp8-kam2
+    # grids of 1.5 waves and more: the keys-as-M form (209) of the native two-CTA tile, or 206 under no-fp8-kam2
     _sc("L8", "200q1s700_q1s0_q1s65", "e4m3-two-cta-zero-kv", dtype="e4m3", descale="random", return_lse=True),
     _sc("Q7", "64q1s900", "e4m3-two-cta-g7-sinks-window-softcap", dtype="e4m3", descale="stride0", sinks=True,
         window=(200, 0), softcap=30.0, return_lse=True),
