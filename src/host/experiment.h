@@ -71,6 +71,8 @@
 //   mask-range   the bf16 d128 128-row and d64 192-row tiles' one-tile loop tests a block for masking against the
 //                tile's range of unmasked blocks, computed once (two compares a block), instead of restating the
 //                mask's limits each block (entry 109; the same bits)
+//   mask-range-d64  mask-range on the d64 192-row tile only (entry 112: mask-range gained at d64, q32k -6%, and lost
+//                2-3% on the d128 tile's q32k)
 //   tma-no-fence with mask-range: the consumer fences the async proxy only before blocks that may have come by
 //                copies (a CTA whose producer copies, the partial block visited first and its V), not before every
 //                block (entry 110; the same bits)
@@ -203,6 +205,7 @@ struct Experiment {
   bool m192_turns = false;        // entry 81
   bool tma_no_fence = false;      // entry 110: with mask_range, no proxy fence on TMA-loaded blocks
   bool mask_range = false;        // entry 109: the unmasked blocks' range on the long prefill tiles' one-tile values
+  bool mask_range_d64 = false;    // entry 112: mask_range on the d64 192-row tile only
   bool decode_persist = false;       // entry 83: every grid, d128 and d64
   bool decode_persist_waves = true;  // entry 86: the d128 two-CTA tile, grids of 3 waves and more
   bool combine_prefetch = true;  // entry 53
@@ -288,6 +291,7 @@ struct Experiment {
       else if (t == "combine-carveout") e.combine_carveout = true;
       else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "mask-range") e.mask_range = true;
+      else if (t == "mask-range-d64") e.mask_range_d64 = true;
       else if (t == "tma-no-fence") e.tma_no_fence = true;
       else if (t == "decode-persist") e.decode_persist = true;
       else if (t == "no-decode-persist") e.decode_persist_waves = false;

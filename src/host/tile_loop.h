@@ -81,7 +81,8 @@ inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_f
   // mask-range (entry 109): the same value with the unmasked blocks' range, where the tile lists it (the one-tile
   // values of the bf16 d128 128-row and d64 192-row tiles); with tma-no-fence also without the TMA blocks' fence
   // (entry 110; listed only beside mask-range).
-  if (e.mask_range) {
+  // mask-range-d64 (entry 112): the d64 tile's value only.
+  if (e.mask_range || (e.mask_range_d64 && t.head_dim_padded == 64 && t.block_m == 192)) {
     const int v = (loop_flags < 0 ? sm90::kOneTileLoopFlags : loop_flags) | sm90::kMaskRangeLoopBit |
                   (e.tma_no_fence ? sm90::kTmaNoFenceLoopBit : 0);
     if (sm90::tile_lists_value(t.head_dim_padded, t.block_m, v)) return v;

@@ -530,6 +530,12 @@ TEST(TileLoop, MaskRangeReachesTheOneTileValuesThatListIt) {
             sm90::kOneTileLoopFlags | bit | sm90::kTmaNoFenceLoopBit);
   EXPECT_EQ(tile_loop_flags(both, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, lean),
             lean | bit | sm90::kTmaNoFenceLoopBit);
+  // mask-range-d64 (entry 112): the d64 192-row tile's value only
+  const Experiment d64 = Experiment::parse("mask-range-d64");
+  EXPECT_EQ(tile_loop_flags(d64, TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
+            sm90::kOneTileLoopFlags | bit);
+  EXPECT_EQ(tile_loop_flags(d64, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, lean), lean);
+  EXPECT_EQ(tile_loop_flags(d64, TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, persistent), persistent);
 }
 
 TEST(MaskBits, RowBitsMatchTheElementCompares) {
