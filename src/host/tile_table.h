@@ -137,8 +137,9 @@ constexpr int kKeysAsMDecodeVariant = 5;
 constexpr int kKeysAsMD64DecodeVariant = 6;
 constexpr int kKeysAsMTwoCtaDecodeVariant = 7;
 constexpr int kKeysAsMTwoCtaD64DecodeVariant = 8;
+constexpr int kKeysAsMFourCtaD64DecodeVariant = 9;
 // The keys-as-M variant the plan's rules take for a head-dim pair (one consumer warpgroup), or 0: one CTA per SM
-// (tiles 5, 6), or two (tiles 7, 8; entry 105).
+// (tiles 5, 6), two (tiles 7, 8; entry 105) or four (tile 9, d64; entry 111).
 constexpr int keys_as_m_variant(int head_dim, int head_dim_v, int ctas_per_sm = 1) {
   for (int v = 1; v <= kNumDecodeVariants; ++v) {
     const TileShape t = decode_variant_tile(v);

@@ -907,7 +907,7 @@ TEST(Plan, TwoCtaDecodesWhoseRowsFitTakeKeysAsM) {
   if (!Experiment::get().keys_as_m_two_ctas) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-kam2";
   const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
   const bool kam4 = Experiment::get().keys_as_m_four_ctas;  // tile 9 in tile 8's place (entry 111)
-  EXPECT_EQ(d64.tile_variant, kam4 ? 9 : kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.tile_variant, kam4 ? kKeysAsMFourCtaD64DecodeVariant : kKeysAsMTwoCtaD64DecodeVariant);
   EXPECT_EQ(d64.block_n, kam4 ? 64 : 128);
   EXPECT_EQ(d64.num_splits, 1);
   const LaunchPlan d128 = decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0);
@@ -978,14 +978,14 @@ TEST(Plan, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
   if (!Experiment::get().keys_as_m_four_ctas || !Experiment::get().keys_as_m_two_ctas)
     GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has no-kam4 or no-kam2";
   const LaunchPlan d64 = decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 0);
-  EXPECT_EQ(d64.tile_variant, 9);
+  EXPECT_EQ(d64.tile_variant, kKeysAsMFourCtaD64DecodeVariant);
   EXPECT_EQ(d64.block_n, 64);
   EXPECT_EQ(d64.num_splits, 1);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 128, 2048, 0).tile_variant, kKeysAsMTwoCtaDecodeVariant);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 512, 8, 1, 64, 2048, 1).tile_variant, 3);  // the caller's 1 split
-  EXPECT_EQ(keys_as_m_variant(64, 64, 4), 9);
+  EXPECT_EQ(keys_as_m_variant(64, 64, 4), kKeysAsMFourCtaD64DecodeVariant);
   EXPECT_EQ(keys_as_m_variant(128, 128, 4), 0);
-  EXPECT_EQ(decode_variant_tile(9).ctas_per_sm, 4);
+  EXPECT_EQ(decode_variant_tile(kKeysAsMFourCtaD64DecodeVariant).ctas_per_sm, 4);
   EXPECT_TRUE(Experiment::parse("kam4").keys_as_m_four_ctas);
   EXPECT_FALSE(Experiment::parse("no-kam4").keys_as_m_four_ctas);
 }
@@ -1039,7 +1039,7 @@ TEST(PlanUnderKeysAsMCtas, StreamBoundGridsKeepTheTableTiles) {
 int two_cta_d128_fit8() { return Experiment::get().keys_as_m_two_ctas ? kKeysAsMTwoCtaDecodeVariant : 1; }
 int two_cta_d64_fit8() {
   if (!Experiment::get().keys_as_m_two_ctas) return 3;
-  return Experiment::get().keys_as_m_four_ctas ? 9 : kKeysAsMTwoCtaD64DecodeVariant;
+  return Experiment::get().keys_as_m_four_ctas ? kKeysAsMFourCtaD64DecodeVariant : kKeysAsMTwoCtaD64DecodeVariant;
 }
 int two_cta_d64_fit8_block_n() { return decode_variant_tile(two_cta_d64_fit8()).block_n; }
 // The e4m3 d128 two-CTA tile a decode whose packed rows fit 8 gets: its keys-as-M form by default (entry 107).
