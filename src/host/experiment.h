@@ -35,6 +35,10 @@
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; measured 1.004 over 52 short split calls: the default lets the driver pick)
+//   pdl-chain    fwd-pdl, and every kernel of ours that may come before a forward or a merge (the kvcache append,
+//                the split combine, an unsplit forward) lets its dependent launch at its start, so that the
+//                dependent's CTAs are placed while it runs and wait there (entry 113: a cascade's second pass and
+//                merge, the forward after an append)
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
@@ -201,6 +205,7 @@ struct Experiment {
   bool pdl = true;
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
+  bool pdl_chain = false;        // entry 113
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
   bool tma_no_fence = false;      // entry 110: with mask_range, no proxy fence on TMA-loaded blocks
@@ -298,6 +303,7 @@ struct Experiment {
       else if (t == "pdl-trigger") e.pdl_trigger = true;
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;
+      else if (t == "pdl-chain") e.pdl_chain = true;
       else if (t == "combine-prefetch") e.combine_prefetch = true;
       else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "row-prefetch") e.row_prefetch = true;

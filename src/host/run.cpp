@@ -126,6 +126,10 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
   p.combine_mode = (experiment.combine_warp ? 1 : 0) | (experiment.pdl && plan.num_splits > 1 ? 2 : 0) |
                    (experiment.combine_prefetch ? 8 : 0) | (experiment.combine_carveout ? 16 : 0);
   p.pdl = (experiment.fwd_pdl ? 1 : 0) | (experiment.pdl_trigger && (p.combine_mode & 2) ? 2 : 0);
+  if (experiment.pdl_chain) {
+    p.pdl |= 1 | 2;
+    p.combine_mode |= 32;
+  }
   // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
   // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's
   // bounds before leaving, 20 us on that call (entry 49).
@@ -487,7 +491,7 @@ void run(const MergeArgs& a, void* stream) {
   p.num_heads = static_cast<int>(a.out.shape[1]);
   p.head_dim = static_cast<int>(a.out.shape[2]);
   p.dtype = scalar_type(a.out.dtype);
-  p.programmatic = Experiment::get().fwd_pdl;
+  p.programmatic = Experiment::get().fwd_pdl || Experiment::get().pdl_chain;
   p.load_first = Experiment::get().row_prefetch;
   check_cuda(sm90::launch_merge_attn_states(p, static_cast<cudaStream_t>(stream)), "flashseek merge_attn_states");
 }
@@ -540,6 +544,7 @@ void run(const AppendKVArgs& a, void* stream) {
   p.rotary_interleaved = a.rotary_interleaved;
   p.q_positions_advance = a.causal;
   p.load_first = Experiment::get().row_prefetch;
+  p.trigger_dependents = Experiment::get().pdl_chain;
   p.batch = static_cast<int>(a.q.shape[0]);
   p.num_heads_q = static_cast<int>(a.q.shape[2]);
   p.num_heads_kv = static_cast<int>(a.k_cache.shape[2]);

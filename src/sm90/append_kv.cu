@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "append_kv.h"
+#include "prims/pdl.h"
 
 namespace flashseek::sm90 {
 namespace {
@@ -95,6 +96,7 @@ template <class T>
 __global__ void __launch_bounds__(32 * kRowsPerCta) append_kv_kernel(const __grid_constant__ AppendKVParams p) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerCta + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  if (p.trigger_dependents) pdl_trigger();
   const int64_t kv_rows = p.k_new != nullptr ? static_cast<int64_t>(p.batch) * p.seqlen_new * p.num_heads_kv : 0;
   const int64_t q_rows = p.q_rotated != nullptr ? static_cast<int64_t>(p.batch) * p.seqlen_q * p.num_heads_q : 0;
   if (row < kv_rows) {

@@ -54,6 +54,9 @@ struct AppendKVParams {
   // Load a row's every input before its first store (rows of head_dim <= 256): the stores may alias the loads as
   // far as the compiler knows, so the plain loop waits one memory round trip per 32 columns (entry 54).
   bool load_first;
+  // Let the stream's next kernel, where launched as a programmatic dependent (the forward under pdl-chain),
+  // place its CTAs while this one runs; it waits for this grid's completion before its first read.
+  bool trigger_dependents;
 };
 
 cudaError_t launch_append_kv(const AppendKVParams& p, cudaStream_t stream);

@@ -135,6 +135,9 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
   if (!combine_row(p, blockIdx.x, blockIdx.y, q_row, head)) return;
   const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
   const int64_t first = q_row * p.num_heads_q + head;
+  // pdl-chain: the next forward or merge places its CTAs meanwhile; its wait covers this grid's completion,
+  // which follows the forward's.
+  if (p.combine_mode & 32) pdl_trigger();
   if (p.combine_mode & 2) pdl_wait();
 
   const int num_splits = min(p.num_splits, kCombineThreads);

@@ -141,7 +141,8 @@ struct FwdParams {
   int combine_mode;  // bit 0: the warp-per-row combine kernel; bit 1: combine by programmatic dependent launch;
                      // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu);
                      // bit 3: the first partial-O loads beside the LSE loads; bit 4: the combine kernels prefer
-                     // the whole L1 as shared memory, the forward kernels' carveout (entry 80)
+                     // the whole L1 as shared memory, the forward kernels' carveout (entry 80); bit 5: the row
+                     // combine lets its own dependent launch at its start (pdl-chain, entry 113)
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)
