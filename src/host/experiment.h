@@ -35,10 +35,11 @@
 //   combine-carveout  the split combine kernels prefer the whole unified L1 as shared memory, the carveout every
 //                forward kernel of 100+ KB runs with, so that an SM need not drain and reconfigure between the two
 //                (entry 80; measured 1.004 over 52 short split calls: the default lets the driver pick)
-//   pdl-chain    fwd-pdl, and every kernel of ours that may come before a forward or a merge (the kvcache append,
-//                the split combine, an unsplit forward) lets its dependent launch at its start, so that the
-//                dependent's CTAs are placed while it runs and wait there (entry 113: a cascade's second pass and
-//                merge, the forward after an append)
+//   no-pdl-chain the forward and merge_attn_states launched plainly, and no trigger in the kvcache append, the row
+//                combine or an unsplit forward (default since entry 113: fwd-pdl, and every kernel of ours that may
+//                come before a forward or a merge lets its dependent launch at its start, so that the dependent's
+//                CTAs are placed while it runs and wait there; lse / kvcache 0.991 of the time, cascade-p512 -4.7%,
+//                appends -1..-1.7%); pdl-chain: the default
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
@@ -75,8 +76,9 @@
 //   mask-range   the bf16 d128 128-row and d64 192-row tiles' one-tile loop tests a block for masking against the
 //                tile's range of unmasked blocks, computed once (two compares a block), instead of restating the
 //                mask's limits each block (entry 109; the same bits)
-//   mask-range-d64  mask-range on the d64 192-row tile only (entry 112: mask-range gained at d64, q32k -6%, and lost
-//                2-3% on the d128 tile's q32k)
+//   no-mask-range-d64  the d64 192-row tile's one-tile loop restates the mask's limits each block (default since
+//                entry 112: mask-range on that tile only; gpt-oss prefills 0.964 of the time, q32k -6.8%; mask-range
+//                lost 2-3% on the d128 tile's q32k, entry 109); mask-range-d64: the default
 //   tma-no-fence with mask-range: the consumer fences the async proxy only before blocks that may have come by
 //                copies (a CTA whose producer copies, the partial block visited first and its V), not before every
 //                block (entry 110; the same bits)
@@ -205,12 +207,12 @@ struct Experiment {
   bool pdl = true;
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
-  bool pdl_chain = false;        // entry 113
+  bool pdl_chain = true;         // entry 113
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
   bool tma_no_fence = false;      // entry 110: with mask_range, no proxy fence on TMA-loaded blocks
   bool mask_range = false;        // entry 109: the unmasked blocks' range on the long prefill tiles' one-tile values
-  bool mask_range_d64 = false;    // entry 112: mask_range on the d64 192-row tile only
+  bool mask_range_d64 = true;     // entry 112: mask_range on the d64 192-row tile only
   bool decode_persist = false;       // entry 83: every grid, d128 and d64
   bool decode_persist_waves = true;  // entry 86: the d128 two-CTA tile, grids of 3 waves and more
   bool combine_prefetch = true;  // entry 53
@@ -297,6 +299,7 @@ struct Experiment {
       else if (t == "m192-turns") e.m192_turns = true;
       else if (t == "mask-range") e.mask_range = true;
       else if (t == "mask-range-d64") e.mask_range_d64 = true;
+      else if (t == "no-mask-range-d64") e.mask_range_d64 = false;
       else if (t == "tma-no-fence") e.tma_no_fence = true;
       else if (t == "decode-persist") e.decode_persist = true;
       else if (t == "no-decode-persist") e.decode_persist_waves = false;
@@ -304,6 +307,7 @@ struct Experiment {
       else if (t == "no-pdl-trigger") e.pdl_trigger = false;
       else if (t == "fwd-pdl") e.fwd_pdl = true;
       else if (t == "pdl-chain") e.pdl_chain = true;
+      else if (t == "no-pdl-chain") e.pdl_chain = false;
       else if (t == "combine-prefetch") e.combine_prefetch = true;
       else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "row-prefetch") e.row_prefetch = true;

@@ -522,7 +522,14 @@ TEST(TileLoop, MaskRangeReachesTheOneTileValuesThatListIt) {
   const int persistent = sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit;
   EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132}, persistent), persistent);
   EXPECT_EQ(tile_loop_flags(e, TileLoopKey{128, 128, 64, 0, true, false, false, 500, 132}, -1), -1);
+  // the default carries mask-range-d64 (entry 112); no-mask-range-d64 turns it off
   EXPECT_EQ(tile_loop_flags(Experiment::parse(nullptr), TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
+            sm90::kOneTileLoopFlags | bit);
+  EXPECT_EQ(tile_loop_flags(Experiment::parse(nullptr), TileLoopKey{128, 128, 128, 0, true, false, false, 500, 132},
+                            lean),
+            lean);
+  EXPECT_EQ(tile_loop_flags(Experiment::parse("no-mask-range-d64"),
+                            TileLoopKey{64, 64, 192, 0, true, false, false, 500, 132}, -1),
             -1);
   // tma-no-fence (entry 110) rides on mask-range's values
   const Experiment both = Experiment::parse("mask-range,tma-no-fence");
@@ -1816,7 +1823,7 @@ TEST(TileLoop, EveryValueTheHostPassesIsOneTheTileLists) {
   const int lean = sm90::kLeanTailLoopBit, qtma = sm90::kQTmaLoopBit;
   int checked = 0;
   for (const char* tokens : {"", "decode-persist", "no-decode-persist", "m192-turns", "no-persist", "decode-persist,no-cta2",
-                             "mask-range", "mask-range,no-persist", "mask-range,tma-no-fence"}) {
+                             "mask-range", "mask-range,no-persist", "mask-range,tma-no-fence", "no-mask-range-d64"}) {
     const Experiment e = Experiment::parse(tokens);
     for (const Tile& t : tiles) {
       for (int plan_value : {-1, persistent}) {

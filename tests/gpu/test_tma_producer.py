@@ -122,7 +122,9 @@ CASES = [
 EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tma-one-warp", "tma-warps=4",
                "no-persist192", "persist192-strict", "l2promo=256",
                # entry 53: launch order and the combine's load order only (split, kvcache and mixed cases above)
-               "no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
+               "no-pdl-chain,no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
+               # entry 113: the forward and merge launched plainly, no early triggers (the default: pdl-chain)
+               "no-pdl-chain",
                # entry 64: the persistent kernel's tile numbers by run-time divisions (the default: multiply-shift)
                "no-tile-fastdiv",
                # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads; by
@@ -155,7 +157,9 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                # rewrite of the per-block test), with and without the persistent kernel
                "mask-range", "mask-range,no-persist",
                # entry 110: and without the proxy fence on the blocks the TMA producer loaded
-               "mask-range,tma-no-fence"]
+               "mask-range,tma-no-fence",
+               # entry 112: the d64 tile's per-block mask test (the default: mask-range on that tile)
+               "no-mask-range-d64"]
 
 
 def _outputs(seed, windowed):
