@@ -122,8 +122,8 @@ struct FwdParams {
   // 128-key d128 block is 32 boxes, so one warp caps a CTA at ~49 GB/s (docs/perf-log.md entry 26).
   int kv_issue_warps;
   // Programmatic dependent launch of the forward kernel (prims/pdl.h). bit 0: launched as the dependent of the
-  // stream's previous kernel (waits before its first global read); bit 1: lets its dependent (the PDL combine)
-  // launch at its start.
+  // stream's previous kernel (waits before its first global read); bit 1: lets its dependent (the PDL combine, or
+  // under pdl-chain the next forward or merge) launch at its start.
   int pdl;
 
   // Output (total_q, Hq, dv) of dtype out_type (q's dtype, bf16 for an e4m3 q); LSE (Hq, total_q) float32 when
