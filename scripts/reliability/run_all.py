@@ -100,10 +100,15 @@ def collect_check(check: str, junit_path: str, output: str, metrics_dir: str, ex
 
 def git_info() -> tuple:
     sha = os.environ.get("FLASHSEEK_GIT_SHA")
+    dirty = None
     if not sha and os.path.exists(os.path.join(ROOT, ".git-sha")):
         with open(os.path.join(ROOT, ".git-sha"), encoding="utf-8") as f:
-            sha = (f.read().split() or [""])[0]  # "<sha> [dirty flag]" as gpu-run.sh's callers write it
-    dirty = None
+            stamp = f.read().split()  # "<sha> <dirty flag>" as scripts/stamp-sha.sh writes it
+        sha = (stamp or [""])[0]
+        if len(stamp) > 1:
+            # The GPU machine's copy of the tree is not a checkout of the commit, so its git status says
+            # nothing about the tree that was stamped.
+            return sha, stamp[1] != "0"
     try:
         if not sha:
             sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
