@@ -19,7 +19,8 @@ if len(rows) >= 3:
     keys = ("dram__bytes_read.sum", "dram__bytes_write.sum", "dram__throughput", "lts__t_sectors_srcunit_tex",
             "lts__t_sectors_op_read", "lts__t_sector_hit_rate", "lts__t_bytes.sum", "lts__throughput",
             "lts__d_", "lts__t_requests_srcunit_tex", "l1tex__m_xbar2l1tex", "gpu__time_duration.sum",
-            "lts__average_gcomp", "lts__t_sectors_srcnode_gpc", "lts__t_sectors_srcunit_ltcfabric")
+            "lts__average_gcomp", "lts__t_sectors_srcnode_gpc", "lts__t_sectors_srcunit_ltcfabric",
+            "sm__cycles_active")  # .min / .max against .avg: SMs that finish early (a grid's tail)
     for h, u, v in zip(head, units, vals):
         if any(h.startswith(k) for k in keys):
             print(f"  raw {h:70s} {v:>16s} {u}")

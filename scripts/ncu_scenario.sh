@@ -29,6 +29,7 @@ t0=$SECONDS
 ncu --clock-control none --profile-from-start off -k regex:"$KERNELS" --launch-skip "$SKIP" --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
     --section LaunchStats --section Occupancy --section SourceCounters -o "$REP" -f \
+    --metrics sm__cycles_active.min,sm__cycles_active.max,sm__cycles_active.avg \
     python3 scripts/one_scenario.py "$SCENARIO" "${WHO[@]}" >"$REP.log" 2>&1 ||
   { echo "ncu failed"; tail -30 "$REP.log"; exit 1; }
 grep -E "correct|WRONG" "$REP.log"

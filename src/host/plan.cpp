@@ -260,6 +260,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // get_scheduler_metadata, which has no token count, writes the bound's count; the call plans from its own shapes
   // either way (the buffer's split count is not read back on the host).
   int splits = choose_num_splits(split);
+  SplitInputs counted = split;  // what the split count was chosen from
   if ((splits > 1 || experiment.split_recount_all) && in.real_total_q && experiment.split_real_tiles &&
       head_pack == 1) {
     const long long flat = flat_tiles_per_kv_head(in.total_q, plan.qheads_per_kvhead, tile.block_m, in.batch);
@@ -267,6 +268,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
     if (takes_flat_grid(flat, static_cast<long long>(in.batch) * plan.num_m_blocks)) real.tiles_per_kv_head = flat;
     real.combine_rows = std::min<long long>(split.combine_rows, in.total_q * in.num_heads_q);
     splits = choose_num_splits(real);
+    counted = real;
   }
   // Two CTAs per SM (decode tile variant 1, block_n 64) hide one CTA's prologue and epilogue behind the other's
   // streaming when there is a next CTA to run: measured 0.81 -> 0.89..0.95 of cuDNN on grids of 1.5 waves and
@@ -333,6 +335,33 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int keys_as_m = keys_as_m_variant(tile.head_dim, tile.head_dim_v);
   const TileShape keys_as_m_tile = decode_variant_tile(keys_as_m);
   const TileShape table_decode = find_tile_shape(tile.head_dim, tile.head_dim_v, 64, false);
+  // kam2-splits (entry 115, an experiment): a split decode that would take the one-CTA keys-as-M tile (5 / 6 below)
+  // runs on the two-CTA one (7 / 8) in twice the splits, so that each SM streams two CTAs' keys where it streamed
+  // one; the combine is paid either way (entry 114: `tile=7,splits=32` on the L8 long split decodes, -1.4..-2.2% on
+  // an H100). Other bits than tile 5's (another split count), so only where the caller leaves the count to us.
+  if (experiment.keys_as_m_two_ctas_splits && experiment.keys_as_m && splits > 1 && plan.tile_variant == 0 &&
+      in.num_splits != 1 && !in.mla_decode && in.bf16 && !in.fp8_kv && head_pack == 1 && tile.block_m == 64 &&
+      tile.block_n == table_decode.block_n && tile.stages == table_decode.stages) {
+    const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
+    const TileShape kam2_tile = decode_variant_tile(kam2);
+    if (kam2 != 0 && packed_rows <= kam2_tile.query_rows) {
+      SplitInputs two = counted;
+      two.ctas_per_sm = kam2_tile.ctas_per_sm;
+      two.block_n = kam2_tile.block_n;
+      two.kv_block_bytes = kam2_tile.block_n * (kam2_tile.head_dim + kam2_tile.head_dim_v) * 2;
+      two.forced = 2 * splits;
+      const int doubled = choose_num_splits(two);
+      const int blocks = static_cast<int>((in.max_seqlen_k + kam2_tile.block_n - 1) / kam2_tile.block_n);
+      // Where the count cannot double (the caller's bound, too few blocks) the second CTA per SM has nothing to
+      // stream; short splits (under 8 blocks) are a chain of round trips, which a second CTA does not shorten.
+      if (2 * doubled >= 3 * splits && (blocks + doubled - 1) / doubled >= 8) {
+        splits = doubled;
+        tile = kam2_tile;
+        plan.tile_variant = kam2;
+        plan.block_n = tile.block_n;
+      }
+    }
+  }
   // keys-as-m-ctas=N (an experiment, entry 95): not on grids of N CTAs and more, where each CTA's share of the
   // memory bandwidth, not its chain, sets the time.
   const bool keys_as_m_grid = experiment.keys_as_m_max_ctas <= 0 || grid_ctas * splits < experiment.keys_as_m_max_ctas;

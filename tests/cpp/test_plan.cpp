@@ -979,6 +979,43 @@ TEST(PlanUnderKam2Split2, OneWaveLongDecodesTakeTwoSplitsOnTwoCtas) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 16, 1, 128, 8192, 0).tile_variant, 0);    // 16 rows
 }
 
+// Under kam2-splits (ctest plan_under_kam2_splits; entry 115) the split bf16 decodes that tile 5 / 6 would run take
+// tile 7 / 8 in twice the splits, within the caller's bound; unsplit decodes and a caller's 1 split keep theirs.
+TEST(PlanUnderKam2Splits, SplitDecodesTakeTwoCtasInTwiceTheSplits) {
+  if (!Experiment::get().keys_as_m_two_ctas_splits) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam2-splits";
+  const LaunchPlan l8 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);  // tile 5 in 16 splits by default
+  EXPECT_EQ(l8.tile_variant, kKeysAsMTwoCtaDecodeVariant);
+  EXPECT_EQ(l8.num_splits, 32);
+  EXPECT_EQ(l8.block_n, 64);
+  EXPECT_GT(l8.workspace_bytes, 0u);
+  const LaunchPlan d64 = decode_plan(DType::kBFloat16, 4, 8, 1, 64, 65536, 0);  // tile 6 in 27 splits by default
+  EXPECT_EQ(d64.tile_variant, kKeysAsMTwoCtaD64DecodeVariant);
+  EXPECT_EQ(d64.num_splits, 52);
+  // A bound that keeps the count from doubling keeps tile 5 (L70t8 q1s128k: 114 splits by default, 32 bound)
+  const LaunchPlan bounded = decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 32);
+  EXPECT_EQ(bounded.tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(bounded.num_splits, 32);
+  // and so do short splits: 1k keys (8 splits of one 128-key block), 32k keys at one KV head (86 splits of 3)
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 8, 128, 1024, 0).tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 8, 1, 128, 32768, 0).tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 1).tile_variant, 0);  // the caller's 1 split
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 1).num_splits, 1);
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 32, 8, 128, 8192, 0).num_splits, 1);  // unsplit: kam2's own rule
+  EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 128, 8, 128, 131072, 0).tile_variant, 0);  // 16 rows: no keys as M
+  EXPECT_TRUE(Experiment::parse("kam2-splits").keys_as_m_two_ctas_splits);
+  EXPECT_FALSE(Experiment::parse("").keys_as_m_two_ctas_splits);
+}
+
+// By default the same long split decode runs on tile 5 in 16 splits (what kam2-splits doubles).
+TEST(Plan, LongSplitDecodeTakesTheOneCtaKeysAsMTile) {
+  if (Experiment::get().keys_as_m_two_ctas_splits || !Experiment::get().keys_as_m || Experiment::get().decode_tile)
+    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT changes the decode tile rules";
+  const LaunchPlan l8 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);
+  EXPECT_EQ(l8.tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(l8.num_splits, 16);
+  EXPECT_EQ(l8.block_n, 128);
+}
+
 // By default (entry 111; no-kam4 turns it off, ctest plan_under_no_kam4) the d64 decodes that would take tile 8 take
 // tile 9 (four CTAs per SM, block_n 64) instead; d128 keeps tile 7.
 TEST(Plan, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
@@ -1082,7 +1119,9 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
 // the table's one-CTA tile would run, with the table tile's split count; not grids the two-CTA tile takes, not a
 // caller's num_splits = 1, not 16 rows, fp16, e4m3 or d64.
 TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
-  if (!Experiment::get().keys_as_m || Experiment::get().decode_tile != 0) GTEST_SKIP() << "no-keys-as-m or tile=N set";
+  if (!Experiment::get().keys_as_m || Experiment::get().decode_tile != 0 ||
+      Experiment::get().keys_as_m_two_ctas_splits)
+    GTEST_SKIP() << "no-keys-as-m, kam2-splits or tile=N set";
   const LaunchPlan g8_split = decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 32);
   EXPECT_EQ(g8_split.tile_variant, kKeysAsMDecodeVariant);
   EXPECT_EQ(g8_split.num_splits, 32);
