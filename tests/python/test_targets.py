@@ -71,6 +71,15 @@ def test_report_and_json(tmp_path):
                   "call where recorded); 1 small decodes"}
 
 
+def test_report_says_when_the_gpu_is_not_the_one_the_floors_were_set_on():
+    summary = stats.summarize(RECORDS)
+    on_h100 = targets.report_lines(RECORDS, summary, 10.0, "NVIDIA H100 80GB HBM3")
+    assert any("NVIDIA H100 80GB HBM3" in line and "H200" in line for line in on_h100)
+    on_h200 = targets.report_lines(RECORDS, summary, 10.0, "NVIDIA H200")
+    assert not any("This run's GPU" in line for line in on_h200)
+    assert on_h200 == targets.report_lines(RECORDS, summary, 10.0)
+
+
 def test_host_ratio_uses_the_add_timed_beside_the_call():
     # 25 us against the run's 10 us add is 2.5x (missed); against the 14 us add timed beside the call, 1.79x (met).
     rec = dict(next(r for r in RECORDS if r["name"] == "decode-paged/OSSt8/8q1s1k/p16"), trivial_op_host_us=14.0)

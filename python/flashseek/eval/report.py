@@ -310,7 +310,7 @@ def write_report(path: Path, meta: dict, records: List[dict], summary: dict, una
             for name, v in alone.items()))
     lines.append("")
     lines += ["## Per family", ""] + _family_table(summary) + [""]
-    lines += targets.report_lines(records, summary, meta.get("trivial_op_host_us"))
+    lines += targets.report_lines(records, summary, meta.get("trivial_op_host_us"), meta.get("gpu"))
     lines += fp8_report_lines(records)
     lines += dense_report_lines(records)
     for p in plots:
