@@ -59,11 +59,10 @@ def kv_bytes(s):
 def worker(args):
     import torch
     from flashseek.eval import baselines as bl
-    from flashseek.eval.timing import DeviceTimer
+    from flashseek.eval.timing import DeviceTimer, measure
     from flashseek.testing.inputs import make_inputs
     from flashseek.testing.run import prepare_call
 
-    from flashseek.eval.timing import measure
     timer = DeviceTimer(repeats=args.repeats, warmup=2, max_seconds=0.4,
                         power_state=args.power or "sustained")
     for s in scenarios(args.filter, args.sweep):
