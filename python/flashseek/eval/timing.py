@@ -81,8 +81,10 @@ def capture_graph(fn: Callable[[], Any]) -> Tuple["torch.cuda.CUDAGraph", Any]:
 def measure(timer, fn: Callable[[], Any], mode: str,
             between: Optional[Callable[[], Any]] = None) -> Tuple[float, "Timing", Any]:
     """(host_us, Timing, the last timed call's result), the host loop and the timing in the order the timer's
-    power state asks (module docstring). `between` (the runner's host-floor loop) runs after the host loop, where
-    it always ran: before the timing when sustained."""
+    power state asks (module docstring). `between` (the runner's host-floor loop, ours only) runs beside the host
+    loop but never between it and the timing: when sustained it runs first, so that ours is timed right after its
+    own host loop as the baselines are (until perf-log entry 116 it ran in between: 0.3 s of a near-idle GPU
+    before our timing and none before theirs)."""
     if getattr(timer, "power_state", "sustained") == "settled":
         # the sleep before each repeat covers the host's launch cost: a few calls estimate it without heating
         estimate = timer.host_us(fn, min_calls=3, max_calls=3, budget_s=0.0)
@@ -91,9 +93,9 @@ def measure(timer, fn: Callable[[], Any], mode: str,
         if between is not None:
             between()
         return host, t, last
-    host = timer.host_us(fn)
     if between is not None:
         between()
+    host = timer.host_us(fn)
     t, last = timer.time(fn, mode, host_us=host)
     return host, t, last
 
