@@ -40,6 +40,10 @@
 //                come before a forward or a merge lets its dependent launch at its start, so that the dependent's
 //                CTAs are placed while it runs and wait there; lse / kvcache 0.991 of the time, cascade-p512 -4.7%,
 //                appends -1..-1.7%); pdl-chain: the default
+//   warp-combine-pdl  the warp-per-row split combine (rows >= 2048, at most 32 splits: cascade prefix passes, long
+//                varlen batches) launched as the forward's programmatic dependent, waiting before it reads the
+//                partials, and under pdl-chain letting its own dependent launch, as the row combine does (entry 117;
+//                the same bits)
 //   fwd-pdl      the forward kernel and merge_attn_states launched as programmatic dependents of the stream's
 //                previous kernel, waiting before their first read (a cascade's second pass, the forward after a
 //                kvcache append; entry 53: 0.998 over the lse and kvcache families, inside the noise; not the default)
@@ -210,6 +214,7 @@ struct Experiment {
   bool pdl_trigger = true;       // entry 53
   bool fwd_pdl = false;          // entry 53 (measured neutral)
   bool pdl_chain = true;         // entry 113
+  bool warp_combine_pdl = false;  // entry 117
   bool combine_carveout = false;  // entry 80
   bool m192_turns = false;        // entry 81
   bool tma_no_fence = false;      // entry 110: with mask_range, no proxy fence on TMA-loaded blocks
@@ -311,6 +316,7 @@ struct Experiment {
       else if (t == "fwd-pdl") e.fwd_pdl = true;
       else if (t == "pdl-chain") e.pdl_chain = true;
       else if (t == "no-pdl-chain") e.pdl_chain = false;
+      else if (t == "warp-combine-pdl") e.warp_combine_pdl = true;
       else if (t == "combine-prefetch") e.combine_prefetch = true;
       else if (t == "no-combine-prefetch") e.combine_prefetch = false;
       else if (t == "row-prefetch") e.row_prefetch = true;

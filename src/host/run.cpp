@@ -130,6 +130,7 @@ FwdParams make_fwd_params(const AttentionArgs& a, const LaunchPlan& plan, void* 
     p.pdl |= 1 | 2;
     p.combine_mode |= 32;
   }
+  if (experiment.warp_combine_pdl) p.combine_mode |= 64;
   // A varlen batch far shorter than batch x max_seqlen_q (a 257-query prefill beside 16 decodes: 34952 rows per
   // sequence grid, 2184 real) combines over q's rows: the per-sequence grid's empty CTAs each read their sequence's
   // bounds before leaving, 20 us on that call (entry 49).

@@ -52,6 +52,9 @@ __global__ void __launch_bounds__(32 * kRowsPerCta) combine_splits_kernel(const 
   if (!combine_row(p, blockIdx.x * kRowsPerCta + warp, blockIdx.y, q_row, head)) return;
   const int64_t split_stride = static_cast<int64_t>(p.total_q) * p.num_heads_q;
   const int64_t first = q_row * p.num_heads_q + head;
+  // warp-combine-pdl: as the row combine below (the sequence bounds above are inputs, not the forward's writes)
+  if ((p.combine_mode & (64 | 32)) == (64 | 32)) pdl_trigger();
+  if ((p.combine_mode & (64 | 2)) == (64 | 2)) pdl_wait();
 
   float lse_max = -INFINITY;
   for (int s = lane; s < p.num_splits; s += 32) lse_max = max_propagate_nan(lse_max, p.lse_partial[first + s * split_stride]);
@@ -262,8 +265,8 @@ cudaError_t launch_combine_splits(const FwdParams& p, int max_seqlen_q, cudaStre
     if (const cudaError_t e = prefer_max_shared<combine_splits_kernel<Element, kDvPadded>>(p); e != cudaSuccess) {
       return e;
     }
-    combine_splits_kernel<Element, kDvPadded><<<grid, 32 * kRowsPerCta, 0, stream>>>(p);
-    return cudaGetLastError();
+    return launch_kernel(combine_splits_kernel<Element, kDvPadded>, grid, 32 * kRowsPerCta, 0, stream,
+                         (p.combine_mode & (64 | 2)) == (64 | 2), p);
   }
   const dim3 grid(rows, grid_y);
   if (grid.x == 0 || grid.y == 0) return cudaSuccess;

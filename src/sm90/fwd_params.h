@@ -142,7 +142,8 @@ struct FwdParams {
                      // bit 2: a grid over q's rows instead of max_seqlen_q rows per sequence (sm90/combine.cu);
                      // bit 3: the first partial-O loads beside the LSE loads; bit 4: the combine kernels prefer
                      // the whole L1 as shared memory, the forward kernels' carveout (entry 80); bit 5: the row
-                     // combine lets its own dependent launch at its start (pdl-chain, entry 113)
+                     // combine lets its own dependent launch at its start (pdl-chain, entry 113); bit 6: bits 1 and
+                     // 5 hold for the warp-per-row combine too (warp-combine-pdl, entry 117)
 
   int batch;
   int flat_tiles;  // 1: blockIdx.x enumerates the (sequence, m block) tiles of all sequences (tile_index.h)

@@ -105,6 +105,9 @@ CASES = [
     make_scenario("decode-paged", "L8", "64q1s1500_q1s0_q1s77", suffix=["p16", "zero-kv"], **_lse),
     make_scenario("sinks", "L70", "32q1s1300", suffix=["p64", "sinks"], page_size=64, sinks=True, **_lse),
     make_scenario("decode-splitkv", "L8", "32q1s3000", suffix=["p16", "splits4"], num_splits=4, **_lse),
+    # 64 queries of one sequence in 6 splits: 2048 combined rows, the warp-per-row combine (entry 99's rule; entry
+    # 117 launches it early)
+    make_scenario("lse", "L8", "q64s3000", suffix=["p16", "warp-combine"], **_lse),
     # flat grids of more than a wave that begin with their longest sequence (entry 98: the one-tile kernel, 160
     # CTAs, launches from the first sequence; the persistent kernel keeps its order under every flat-order)
     make_scenario("edge", "L8", "q100s1000_16q1s77", suffix=["p256", "flat-first"], page_size=256, **_lse),
@@ -125,6 +128,8 @@ EXPERIMENTS = ["cpasync", "3587", "no-persist", "no-m192", "1539", "tile=3", "tm
                "no-pdl-chain,no-pdl-trigger,fwd-pdl,no-combine-prefetch", "no-row-prefetch",
                # entry 113: the forward and merge launched plainly, no early triggers (the default: pdl-chain)
                "no-pdl-chain",
+               # entry 117: the warp-per-row combine launched early, waiting before it reads the partials
+               "warp-combine-pdl",
                # entry 64: the persistent kernel's tile numbers by run-time divisions (the default: multiply-shift)
                "no-tile-fastdiv",
                # entry 66: the one-tile grid's launch order (the same tiles, heaviest first across heads; by
