@@ -128,6 +128,9 @@ bool takes_d96_tiles(const PlanInputs& in, const Experiment& experiment, int qhe
          (experiment.d96_persist && in.bf16);
 }
 
+// K + V bytes of one key block of one KV head, as the split model counts them (16-bit elements).
+int kv_block_bytes_of(const TileShape& tile) { return tile.block_n * (tile.head_dim + tile.head_dim_v) * 2; }
+
 LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   LaunchPlan plan;
   const Experiment& experiment = Experiment::get();
@@ -241,7 +244,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // experiment tile may be built for two.
   split.ctas_per_sm = tile.ctas_per_sm;
   split.key_split = tile.key_split;
-  split.kv_block_bytes = tile.block_n * (tile.head_dim + tile.head_dim_v) * 2;
+  split.kv_block_bytes = kv_block_bytes_of(tile);
   split.combine_rows = static_cast<long long>(in.batch) * in.max_seqlen_q * in.num_heads_q;
   split.head_dim_v = tile.head_dim_v;
   split.fa_rule = experiment.split_fa;
@@ -348,7 +351,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       SplitInputs two = counted;
       two.ctas_per_sm = kam2_tile.ctas_per_sm;
       two.block_n = kam2_tile.block_n;
-      two.kv_block_bytes = kam2_tile.block_n * (kam2_tile.head_dim + kam2_tile.head_dim_v) * 2;
+      two.kv_block_bytes = kv_block_bytes_of(kam2_tile);
       two.forced = 2 * splits;
       const int doubled = choose_num_splits(two);
       const int blocks = static_cast<int>((in.max_seqlen_k + kam2_tile.block_n - 1) / kam2_tile.block_n);
