@@ -34,13 +34,6 @@ def test_sustained_times_a_call_right_after_its_host_loop():
     assert timer.log == ["floor", ("host loop", 200), ("timing", "graph", 12.0)]
 
 
-def test_the_old_order_stays_reachable_for_an_ab(monkeypatch):
-    monkeypatch.setenv("FLASHSEEK_EVAL_FLOOR_AFTER_HOST", "1")
-    timer = RecordingTimer("sustained")
-    measure(timer, lambda: None, "graph", between=lambda: timer.log.append("floor"))
-    assert timer.log == [("host loop", 200), "floor", ("timing", "graph", 12.0)]
-
-
 def test_settled_times_a_call_before_its_host_loop_on_a_few_calls_estimate():
     timer = RecordingTimer("settled")
     assert measure(timer, lambda: None, "eager") == (12.0, "timing", "last result")

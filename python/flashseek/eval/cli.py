@@ -168,10 +168,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                           "timed region; CUDA-graph replay where timing_mode is graph; us_spread = half the "
                           "interquartile range; host_us = wall time per call of back-to-back eager calls; power "
                           f"state {args.power_state}: "
-                          + (("each call timed right after its own 0.3 s host-time loop (ours: the host-floor "
-                              "add loop before it)" if os.environ.get("FLASHSEEK_EVAL_FLOOR_AFTER_HOST") != "1" else
-                              "ours timed after its host-time loop and 0.3 s of the host-floor add loop, the "
-                              "baselines right after their host-time loop (the order before perf-log entry 116)")
+                          + ("each call timed right after its own 0.3 s host-time loop (ours: the host-floor "
+                             "add loop before it)"
                              if args.power_state == "sustained"
                              else f"each call timed after {SETTLE_SECONDS * 1e3:.0f} ms idle, before its host-time "
                                   "loop")),

@@ -18,7 +18,6 @@ from the same cool state, at the clock it starts at.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
@@ -94,12 +93,9 @@ def measure(timer, fn: Callable[[], Any], mode: str,
         if between is not None:
             between()
         return host, t, last
-    old_order = os.environ.get("FLASHSEEK_EVAL_FLOOR_AFTER_HOST") == "1"  # entry 116's A/B: the order before
-    if between is not None and not old_order:
+    if between is not None:
         between()
     host = timer.host_us(fn)
-    if between is not None and old_order:
-        between()
     t, last = timer.time(fn, mode, host_us=host)
     return host, t, last
 
