@@ -338,13 +338,15 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int keys_as_m = keys_as_m_variant(tile.head_dim, tile.head_dim_v);
   const TileShape keys_as_m_tile = decode_variant_tile(keys_as_m);
   const TileShape table_decode = find_tile_shape(tile.head_dim, tile.head_dim_v, 64, false);
+  // Where a keys-as-M tile may replace the table's bf16 decode tile (same key blocks and stages).
+  const bool keys_as_m_applies = experiment.keys_as_m && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
+                                 !in.fp8_kv && in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 &&
+                                 tile.block_n == table_decode.block_n && tile.stages == table_decode.stages;
   // kam2-splits (entry 115, an experiment): a split decode that would take the one-CTA keys-as-M tile (5 / 6 below)
   // runs on the two-CTA one (7 / 8) in twice the splits, so that each SM streams two CTAs' keys where it streamed
   // one; the combine is paid either way (entry 114: `tile=7,splits=32` on the L8 long split decodes, -1.4..-2.2% on
   // an H100). Other bits than tile 5's (another split count), so only where the caller leaves the count to us.
-  if (experiment.keys_as_m_two_ctas_splits && experiment.keys_as_m && splits > 1 && plan.tile_variant == 0 &&
-      in.num_splits != 1 && !in.mla_decode && in.bf16 && !in.fp8_kv && head_pack == 1 && tile.block_m == 64 &&
-      tile.block_n == table_decode.block_n && tile.stages == table_decode.stages) {
+  if (experiment.keys_as_m_two_ctas_splits && keys_as_m_applies && splits > 1) {
     const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
     const TileShape kam2_tile = decode_variant_tile(kam2);
     if (kam2 != 0 && packed_rows <= kam2_tile.query_rows) {
@@ -368,9 +370,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // keys-as-m-ctas=N (an experiment, entry 95): not on grids of N CTAs and more, where each CTA's share of the
   // memory bandwidth, not its chain, sets the time.
   const bool keys_as_m_grid = experiment.keys_as_m_max_ctas <= 0 || grid_ctas * splits < experiment.keys_as_m_max_ctas;
-  if (experiment.keys_as_m && keys_as_m_grid && keys_as_m != 0 && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
-      !in.fp8_kv && in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 &&
-      tile.block_n == table_decode.block_n && tile.stages == table_decode.stages &&
+  if (keys_as_m_applies && plan.tile_variant == 0 && keys_as_m_grid && keys_as_m != 0 &&
       packed_rows <= keys_as_m_tile.query_rows) {
     tile = keys_as_m_tile;
     plan.tile_variant = keys_as_m;
