@@ -91,8 +91,10 @@
 //                0.991 of the time). kam4: the default, kept for older commands
 //   kam2-split2  bf16 decodes of 3/4 to 1.5 waves of tiles, 4k keys and more, rows that fit 8, split count left to
 //                us: two splits on decode tile 7 / 8 (two CTAs per SM) instead of one CTA per SM (entry 108)
-//   kam2-splits  bf16 split decodes the plan runs on decode tile 5 / 6 (one CTA per SM, keys as M), split count left
-//                to us: decode tile 7 / 8 (two CTAs per SM) in twice the splits (entry 115)
+//   no-kam2-splits  keep decode tile 5 / 6 (one CTA per SM, keys as M) for the bf16 split decodes the plan runs on
+//                decode tile 7 / 8 (two CTAs per SM) in twice the splits, split count left to us (entry 115; the
+//                default since entry 118: decode-splitkv 0.990 of the time, 55 split decodes 0.9945).
+//                kam2-splits: the default, kept for older commands
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
 //                stream-bound grids (L70t8 128q1s8k, 64q1s4k: 1-2% slower on tile 5, the page-16 target's miss)
 //                keep the table's tiles; an experiment (entry 95)
@@ -238,7 +240,7 @@ struct Experiment {
   bool keys_as_m_two_ctas = true;  // kam2: decode tiles 7 / 8 where the two-CTA tiles 1 / 3 would run (entry 105)
   bool keys_as_m_four_ctas = true;  // kam4: decode tile 9 where the plan takes tile 8 (entry 111)
   bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)
-  bool keys_as_m_two_ctas_splits = false;  // kam2-splits: split decodes on tiles 7 / 8 in twice the splits (entry 115)
+  bool keys_as_m_two_ctas_splits = true;  // kam2-splits: split decodes on tiles 7 / 8 in twice the splits (entry 118)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -337,6 +339,7 @@ struct Experiment {
       else if (t == "no-fp8-kam2") e.fp8_keys_as_m_two_ctas = false;
       else if (t == "kam2-split2") e.keys_as_m_two_ctas_split2 = true;
       else if (t == "kam2-splits") e.keys_as_m_two_ctas_splits = true;
+      else if (t == "no-kam2-splits") e.keys_as_m_two_ctas_splits = false;
       else if (t == "kam4") e.keys_as_m_four_ctas = true;
       else if (t == "no-kam4") e.keys_as_m_four_ctas = false;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);

@@ -338,14 +338,19 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const int keys_as_m = keys_as_m_variant(tile.head_dim, tile.head_dim_v);
   const TileShape keys_as_m_tile = decode_variant_tile(keys_as_m);
   const TileShape table_decode = find_tile_shape(tile.head_dim, tile.head_dim_v, 64, false);
+  // keys-as-m-ctas=N (an experiment, entry 95): not on grids of N CTAs and more, where each CTA's share of the
+  // memory bandwidth, not its chain, sets the time.
+  const bool keys_as_m_grid = experiment.keys_as_m_max_ctas <= 0 || grid_ctas * splits < experiment.keys_as_m_max_ctas;
   // Where a keys-as-M tile may replace the table's bf16 decode tile (same key blocks and stages).
-  const bool keys_as_m_applies = experiment.keys_as_m && plan.tile_variant == 0 && !in.mla_decode && in.bf16 &&
-                                 !in.fp8_kv && in.num_splits != 1 && head_pack == 1 && tile.block_m == 64 &&
-                                 tile.block_n == table_decode.block_n && tile.stages == table_decode.stages;
-  // kam2-splits (entry 115, an experiment): a split decode that would take the one-CTA keys-as-M tile (5 / 6 below)
-  // runs on the two-CTA one (7 / 8) in twice the splits, so that each SM streams two CTAs' keys where it streamed
-  // one; the combine is paid either way (entry 114: `tile=7,splits=32` on the L8 long split decodes, -1.4..-2.2% on
-  // an H100). Other bits than tile 5's (another split count), so only where the caller leaves the count to us.
+  const bool keys_as_m_applies = experiment.keys_as_m && keys_as_m_grid && plan.tile_variant == 0 &&
+                                 !in.mla_decode && in.bf16 && !in.fp8_kv && in.num_splits != 1 && head_pack == 1 &&
+                                 tile.block_m == 64 && tile.block_n == table_decode.block_n &&
+                                 tile.stages == table_decode.stages;
+  // kam2-splits (entries 115, 118; no-kam2-splits for the A/B): a split decode that would take the one-CTA keys-as-M
+  // tile (5 / 6 below) runs on the two-CTA one (7 / 8) in twice the splits, so that each SM streams two CTAs' keys
+  // where it streamed one; the combine is paid either way (H100, 2 rounds over the 55 t8 / L8 split and paged
+  // decodes: 0.9945 of the time, the plans it changes -1.2..-4.6%). Other bits than tile 5's (another split
+  // count), so only where the caller leaves the count to us.
   if (experiment.keys_as_m_two_ctas_splits && keys_as_m_applies && splits > 1) {
     const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
     const TileShape kam2_tile = decode_variant_tile(kam2);
@@ -356,7 +361,10 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       two.kv_block_bytes = kv_block_bytes_of(kam2_tile);
       two.forced = 2 * splits;
       const int doubled = choose_num_splits(two);
-      const int blocks = static_cast<int>((in.max_seqlen_k + kam2_tile.block_n - 1) / kam2_tile.block_n);
+      // The key blocks a query attends to: a window's, not the sequence's (L70t8 4q1s64k w4096 in 54 splits ran
+      // +2.1%, one block a split, entry 118).
+      const int64_t blocks =
+          average_key_blocks(in, kam2_tile.block_m, kam2_tile.block_n, plan.qheads_per_kvhead);
       // Where the count cannot double (the caller's bound, too few blocks) the second CTA per SM has nothing to
       // stream; short splits (under 8 blocks) are a chain of round trips, which a second CTA does not shorten.
       if (2 * doubled >= 3 * splits && (blocks + doubled - 1) / doubled >= 8) {
@@ -367,11 +375,7 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
       }
     }
   }
-  // keys-as-m-ctas=N (an experiment, entry 95): not on grids of N CTAs and more, where each CTA's share of the
-  // memory bandwidth, not its chain, sets the time.
-  const bool keys_as_m_grid = experiment.keys_as_m_max_ctas <= 0 || grid_ctas * splits < experiment.keys_as_m_max_ctas;
-  if (keys_as_m_applies && plan.tile_variant == 0 && keys_as_m_grid && keys_as_m != 0 &&
-      packed_rows <= keys_as_m_tile.query_rows) {
+  if (keys_as_m_applies && plan.tile_variant == 0 && keys_as_m != 0 && packed_rows <= keys_as_m_tile.query_rows) {
     tile = keys_as_m_tile;
     plan.tile_variant = keys_as_m;
   }

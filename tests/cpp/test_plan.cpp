@@ -979,10 +979,11 @@ TEST(PlanUnderKam2Split2, OneWaveLongDecodesTakeTwoSplitsOnTwoCtas) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 16, 1, 128, 8192, 0).tile_variant, 0);    // 16 rows
 }
 
-// Under kam2-splits (ctest plan_under_kam2_splits; entry 115) the split bf16 decodes that tile 5 / 6 would run take
-// tile 7 / 8 in twice the splits, within the caller's bound; unsplit decodes and a caller's 1 split keep theirs.
-TEST(PlanUnderKam2Splits, SplitDecodesTakeTwoCtasInTwiceTheSplits) {
-  if (!Experiment::get().keys_as_m_two_ctas_splits) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=kam2-splits";
+// By default (kam2-splits, entries 115 and 118) the split bf16 decodes that tile 5 / 6 would run take tile 7 / 8 in
+// twice the splits, within the caller's bound; unsplit decodes and a caller's 1 split keep theirs.
+TEST(Plan, SplitDecodesTakeTwoCtasInTwiceTheSplits) {
+  if (!Experiment::get().keys_as_m_two_ctas_splits || !Experiment::get().keys_as_m || Experiment::get().decode_tile)
+    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT changes the decode tile rules";
   const LaunchPlan l8 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);  // tile 5 in 16 splits by default
   EXPECT_EQ(l8.tile_variant, kKeysAsMTwoCtaDecodeVariant);
   EXPECT_EQ(l8.num_splits, 32);
@@ -1002,14 +1003,34 @@ TEST(PlanUnderKam2Splits, SplitDecodesTakeTwoCtasInTwiceTheSplits) {
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 1).num_splits, 1);
   EXPECT_EQ(decode_plan(DType::kBFloat16, 128, 32, 8, 128, 8192, 0).num_splits, 1);  // unsplit: kam2's own rule
   EXPECT_EQ(decode_plan(DType::kBFloat16, 1, 128, 8, 128, 131072, 0).tile_variant, 0);  // 16 rows: no keys as M
+  // a 4096-key window over 64k keys: the count would double, but each split would see one or two of the window's
+  // 65 blocks
+  SchedulerArgs windowed;
+  windowed.batch_size = 4;
+  windowed.max_seqlen_q = 1;
+  windowed.max_seqlen_k = 65536;
+  windowed.num_heads_q = 8;  // Llama-70B's heads at TP 8 (27 splits on tile 5, 54 on tile 7)
+  windowed.num_heads_kv = 1;
+  windowed.headdim = windowed.headdim_v = 128;
+  windowed.cache_seqlens = tensor(DType::kInt32, {4});
+  windowed.page_size = 16;
+  windowed.causal = true;
+  windowed.qkv_dtype = DType::kBFloat16;
+  EXPECT_EQ(make_plan(windowed, DeviceInfo{}).tile_variant, kKeysAsMTwoCtaDecodeVariant);  // no window: 7
+  windowed.window_left = 4096;
+  const LaunchPlan window_plan = make_plan(windowed, DeviceInfo{});
+  EXPECT_EQ(window_plan.tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(window_plan.block_n, 128);
   EXPECT_TRUE(Experiment::parse("kam2-splits").keys_as_m_two_ctas_splits);
-  EXPECT_FALSE(Experiment::parse("").keys_as_m_two_ctas_splits);
+  EXPECT_TRUE(Experiment::parse("").keys_as_m_two_ctas_splits);
+  EXPECT_FALSE(Experiment::parse("no-kam2-splits").keys_as_m_two_ctas_splits);
 }
 
-// By default the same long split decode runs on tile 5 in 16 splits (what kam2-splits doubles).
-TEST(Plan, LongSplitDecodeTakesTheOneCtaKeysAsMTile) {
+// Under no-kam2-splits (ctest plan_under_no_kam2_splits) the same long split decode runs on tile 5 in 16 splits
+// (what kam2-splits doubles).
+TEST(PlanUnderNoKam2Splits, LongSplitDecodeTakesTheOneCtaKeysAsMTile) {
   if (Experiment::get().keys_as_m_two_ctas_splits || !Experiment::get().keys_as_m || Experiment::get().decode_tile)
-    GTEST_SKIP() << "FLASHSEEK_EXPERIMENT changes the decode tile rules";
+    GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=no-kam2-splits";
   const LaunchPlan l8 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);
   EXPECT_EQ(l8.tile_variant, kKeysAsMDecodeVariant);
   EXPECT_EQ(l8.num_splits, 16);
@@ -1121,7 +1142,8 @@ TEST(Plan, DecodeGridsOfOneAndAHalfWavesTakeTwoCtasPerSm) {
 TEST(Plan, KeysAsMTileWhereTheTableTileWouldRun) {
   if (!Experiment::get().keys_as_m || Experiment::get().decode_tile != 0 ||
       Experiment::get().keys_as_m_two_ctas_splits)
-    GTEST_SKIP() << "no-keys-as-m, kam2-splits or tile=N set";
+    GTEST_SKIP() << "no-keys-as-m or tile=N set, or kam2-splits on (the default: ctest plan_under_no_kam2_splits "
+                    "runs this test)";
   const LaunchPlan g8_split = decode_plan(DType::kBFloat16, 1, 8, 1, 128, 131072, 32);
   EXPECT_EQ(g8_split.tile_variant, kKeysAsMDecodeVariant);
   EXPECT_EQ(g8_split.num_splits, 32);

@@ -20,7 +20,8 @@ from flashseek.testing.run import check_scenario  # noqa: E402
 
 def _expected_block_n():
     tokens = [t for t in os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",") if t]
-    variant = 0
+    # the 4q1s4k call below splits: the two-CTA keys-as-M tile 7 in twice the splits (kam2-splits, entry 118)
+    variant = 7
     for t in tokens:
         if t == "cta2":
             variant = 1
@@ -28,8 +29,8 @@ def _expected_block_n():
             variant = 2
         elif t.startswith("tile="):
             variant = int(t[5:])
-        elif t == "kam2-splits":  # the 4q1s4k call below splits: tile 5 -> the two-CTA tile 7 (entry 115)
-            variant = 7
+        elif t in ("no-kam2-splits", "no-keys-as-m") and variant == 7:
+            variant = 0  # tile 5 (block_n 128) or the table's tile
     return {1: 64, 2: 64, 4: 64, 7: 64}.get(variant, 128)  # tile 4: block_n 64 since entry 89
 
 

@@ -27,9 +27,11 @@ from flashseek.testing.run import check_scenario  # noqa: E402
 #   no-fp8-kam2       the e4m3 two-CTA cases on the native two-CTA tile (206; its keys-as-M form, variant 209, is their
 #                     default since entry 107);
 #   kam2-split2       the one-wave long decodes in two splits on the two-CTA keys-as-M tiles (entry 108);
+#   no-kam2-splits    the split decodes on the one-CTA keys-as-M tiles 5 / 6 (the two-CTA tiles 7 / 8 in twice the
+#                     splits are their default since entry 118);
 #   no-kam4           the d64 two-CTA cases on two CTAs per SM (decode tile 8; tile 9, four CTAs per SM, is their
 #                     default since entry 111).
-RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "no-fp8-kam2", "kam2-split2", "no-kam4")
+RERUN_TOKENS = ("tile=5", "no-fp8-keys-as-m", "no-fp8-kam2", "kam2-split2", "no-kam2-splits", "no-kam4")
 UNDER_FORCED_TILE = running_under(RERUN_TOKENS)
 
 
