@@ -39,10 +39,18 @@ def running_under(values) -> bool:
     return bool(set(values) & set(os.environ.get("FLASHSEEK_EXPERIMENT", "").split(",")))
 
 
+def experiment_on_top(experiment: str) -> str:
+    """This process's FLASHSEEK_EXPERIMENT tokens, then experiment's (a later token overrides an earlier one): a
+    child process runs the experiment on this process's default, so that a whole test session run under a token
+    (`env:FLASHSEEK_EXPERIMENT=... tests-par`) compares and reruns against that token's plans, not the library's."""
+    own = os.environ.get("FLASHSEEK_EXPERIMENT", "")
+    return ",".join(t for t in own.split(",") + experiment.split(",") if t)
+
+
 def rerun_module_under(module_file: str, experiment: str):
-    """Runs the test module at module_file in a subprocess under FLASHSEEK_EXPERIMENT=experiment, with this session's
-    seed; fails with the tail of its output if any case fails."""
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_TEST_SEED=str(session_seed()))
+    """Runs the test module at module_file in a subprocess under experiment's FLASHSEEK_EXPERIMENT tokens (on top of
+    this process's), with this session's seed; fails with the tail of its output if any case fails."""
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment_on_top(experiment), FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", os.path.abspath(module_file), "-q", "-x",
                            "-p", "no:cacheprovider", *_CASE_TIMEOUT],
                           env=env, capture_output=True, text=True, timeout=300)

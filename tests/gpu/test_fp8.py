@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpu_support import assert_passes, require_kernels, session_seed
+from gpu_support import assert_passes, experiment_on_top, require_kernels, session_seed
 
 require_kernels()
 
@@ -330,7 +330,7 @@ _EXPERIMENTS = [] if os.environ.get("FLASHSEEK_FP8_CHILD") == "1" else [
 
 @pytest.mark.parametrize("experiment", _EXPERIMENTS)
 def test_fp8_under_experiment(experiment):
-    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment, FLASHSEEK_FP8_CHILD="1",
+    env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment_on_top(experiment), FLASHSEEK_FP8_CHILD="1",
                FLASHSEEK_TEST_SEED=str(session_seed()))
     proc = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__).resolve()), "-q", "-x",
                            "-p", "no:cacheprovider", *_CASE_TIMEOUT],

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 if __name__ != "__main__":
-    from gpu_support import assert_passes, require_kernels, session_seed
+    from gpu_support import assert_passes, experiment_on_top, require_kernels, session_seed
 
     require_kernels()
 
@@ -196,13 +196,13 @@ def _windowed(scenario):
 
 
 def _child_outputs(experiment, windowed=False):
-    """The windowed cases' (or the others') outputs under FLASHSEEK_EXPERIMENT=experiment (one child process per
-    experiment and kind)."""
+    """The windowed cases' (or the others') outputs under experiment's tokens on top of this process's (one child
+    process per experiment and kind)."""
     key = (experiment, windowed)
     if key not in _children:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "outputs.pt"
-            env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment)
+            env = dict(os.environ, FLASHSEEK_EXPERIMENT=experiment_on_top(experiment))
             proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(path), str(session_seed()),
                                    "windowed" if windowed else "plain"],
                                   env=env, capture_output=True, text=True, timeout=240)
