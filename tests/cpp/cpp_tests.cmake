@@ -3,6 +3,9 @@
 # Host cost of validate() + make_plan() per call (not a test: a benchmark that needs no GPU; docs/perf-log.md entry 59).
 add_executable(bench_validate_plan ${CMAKE_CURRENT_LIST_DIR}/../../bench/host/validate_plan_bench.cpp)
 target_link_libraries(bench_validate_plan PRIVATE flashseek_host)
+# Each described call's launch plan on the host (scripts/plan_diff.py: which plans an experiment token changes).
+add_executable(plan_probe ${CMAKE_CURRENT_LIST_DIR}/../../bench/host/plan_probe.cpp)
+target_link_libraries(plan_probe PRIVATE flashseek_host)
 
 find_package(GTest)
 if(GTest_FOUND)
