@@ -3,8 +3,9 @@
 // `key=value` words (scripts/plan_diff.py writes them from the scenario grid):
 //   name=... q=bf16|fp16|e4m3 kv=bf16|fp16|e4m3 layout=paged|varlen|batched page=16 b=4 total_q=4 max_q=1
 //   max_k=4096 hq=32 hkv=8 d=128 dv=128 causal=1 wl=-1 wr=-1 softcap=0 sinks=0 splits=0 q_v=0 cp=1 gap=0
-// Prints `name tile=V splits=S block_m=M block_n=N persistent=P pack=K kernel=...`, or `name error ...`. The plan
-// reads FLASHSEEK_EXPERIMENT once, as the library does: one process per experiment value.
+// Prints `name tile=V splits=S block_m=M block_n=N persistent=P pack=K kernel=...`, or `name error ...`
+// (persistent: the plan's preference; run() takes that kernel only where src/host/tile_loop.h lets the tile have
+// it). The plan reads FLASHSEEK_EXPERIMENT once, as the library does: one process per experiment value.
 #include <cstdio>
 #include <iostream>
 #include <map>
