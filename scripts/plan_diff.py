@@ -54,10 +54,11 @@ def plans(probe, experiment, lines):
     env.pop("FLASHSEEK_EXPERIMENT", None)
     if experiment != "default":
         env["FLASHSEEK_EXPERIMENT"] = experiment
-    out = subprocess.run([str(probe)], input="\n".join(lines) + "\n", env=env, capture_output=True, text=True,
-                         check=True).stdout
+    proc = subprocess.run([str(probe)], input="\n".join(lines) + "\n", env=env, capture_output=True, text=True,
+                          check=True)
+    sys.stderr.write(proc.stderr)  # the library names tokens it does not know
     result = {}
-    for line in out.splitlines():
+    for line in proc.stdout.splitlines():
         name, _, plan = line.partition(" ")
         result[name] = plan
     return result

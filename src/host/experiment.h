@@ -204,6 +204,7 @@
 //                addresses), the transpose before entry 24 (same results; an A/B switch)
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -287,9 +288,18 @@ struct Experiment {
   bool fp8_skip_copy = false;     // diagnostic
   int host_stop = 0;  // diagnostic: 1 run() returns at once, 2 it returns before the launches (host time only)
   bool fp8_keyed_transpose = false;  // A/B: every V block on the transpose's last-block path (entry 24)
+  // Tokens parse() does not know, comma-separated: a misspelt token would otherwise time the default against
+  // itself and pass for a neutral A/B. get() names them on stderr once.
+  std::string unknown_tokens;
 
   static const Experiment& get() {
-    static const Experiment e = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
+    static const Experiment e = [] {
+      Experiment parsed = parse(std::getenv("FLASHSEEK_EXPERIMENT"));
+      if (!parsed.unknown_tokens.empty())
+        std::fprintf(stderr, "flashseek: FLASHSEEK_EXPERIMENT tokens not known, ignored: %s\n",
+                     parsed.unknown_tokens.c_str());
+      return parsed;
+    }();
     return e;
   }
 
@@ -416,6 +426,7 @@ struct Experiment {
       else if (t == "fp8n-keyed-transpose") e.fp8_keyed_transpose = true;
       else if (t.rfind("loop=", 0) == 0) e.loop_flags = std::atoi(t.c_str() + 5);
       else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) e.loop_flags = std::atoi(t.c_str());
+      else if (!t.empty()) e.unknown_tokens += (e.unknown_tokens.empty() ? "" : ",") + t;
       pos = end + 1;
     }
     return e;

@@ -1026,6 +1026,16 @@ TEST(Plan, SplitDecodesTakeTwoCtasInTwiceTheSplits) {
   EXPECT_FALSE(Experiment::parse("no-kam2-splits").keys_as_m_two_ctas_splits);
 }
 
+// A token the parser does not know is kept by name (get() prints it on stderr), so that a misspelt token cannot pass
+// for a neutral A/B; known tokens, key=value tokens and loop values are not.
+TEST(Experiment, UnknownTokensAreKeptByName) {
+  EXPECT_EQ(Experiment::parse("no-kam2-splits,no-kam2-split,tile=5").unknown_tokens, "no-kam2-split");
+  EXPECT_EQ(Experiment::parse("bogus,,other").unknown_tokens, "bogus,other");
+  EXPECT_EQ(Experiment::parse("3587,splits=4,keys-as-m-ctas=64,l2promo=256").unknown_tokens, "");
+  EXPECT_EQ(Experiment::parse("").unknown_tokens, "");
+  EXPECT_EQ(Experiment::parse(nullptr).unknown_tokens, "");
+}
+
 // Under no-kam2-splits (ctest plan_under_no_kam2_splits) the same long split decode runs on tile 5 in 16 splits
 // (what kam2-splits doubles).
 TEST(PlanUnderNoKam2Splits, LongSplitDecodeTakesTheOneCtaKeysAsMTile) {
