@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "dense_view.h"
 #include "flashseek/flashseek.h"
 
 using namespace flashseek;
@@ -24,22 +25,7 @@ DType dtype_of(const std::string& name) {
   return DType::kBFloat16;
 }
 
-// A contiguous view at a fake address: validate() checks shapes, strides and alignment, never the data.
-TensorView view(DType dtype, std::initializer_list<int64_t> shape) {
-  TensorView t;
-  t.data = reinterpret_cast<void*>(uintptr_t{1} << 20);
-  t.dtype = dtype;
-  t.rank = static_cast<int>(shape.size());
-  t.device = 0;
-  int i = 0;
-  for (int64_t s : shape) t.shape[i++] = s;
-  int64_t stride = 1;
-  for (int j = t.rank - 1; j >= 0; --j) {
-    t.stride[j] = stride;
-    stride *= t.shape[j];
-  }
-  return t;
-}
+TensorView view(DType dtype, std::initializer_list<int64_t> shape) { return dense_view(dtype, shape); }
 
 struct Line {
   std::map<std::string, std::string> words;

@@ -7,42 +7,27 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "dense_view.h"
 #include "flashseek/flashseek.h"
 
 namespace {
 
 using flashseek::DType;
 using flashseek::TensorView;
-
-// A dense row-major view; the pointers are never dereferenced, only checked for alignment.
-TensorView dense(DType dtype, std::initializer_list<int64_t> shape, uintptr_t address) {
-  TensorView v;
-  v.data = reinterpret_cast<void*>(address);
-  v.dtype = dtype;
-  v.rank = static_cast<int>(shape.size());
-  v.device = 0;
-  int i = 0;
-  for (int64_t s : shape) v.shape[i++] = s;
-  int64_t stride = 1;
-  for (int j = v.rank - 1; j >= 0; --j) {
-    v.stride[j] = stride;
-    stride *= v.shape[j];
-  }
-  return v;
-}
+using flashseek::dense_view;
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 200000;
   flashseek::AttentionArgs a;
-  a.q = dense(DType::kBFloat16, {1, 32, 128}, 0x10000);
-  a.k = dense(DType::kBFloat16, {4096, 16, 8, 128}, 0x20000);
-  a.v = dense(DType::kBFloat16, {4096, 16, 8, 128}, 0x30000);
-  a.out = dense(DType::kBFloat16, {1, 32, 128}, 0x40000);
-  a.cu_seqlens_q = dense(DType::kInt32, {2}, 0x50000);
-  a.seqused_k = dense(DType::kInt32, {1}, 0x60000);
-  a.block_table = dense(DType::kInt32, {1, 64}, 0x70000);
+  a.q = dense_view(DType::kBFloat16, {1, 32, 128}, 0x10000);
+  a.k = dense_view(DType::kBFloat16, {4096, 16, 8, 128}, 0x20000);
+  a.v = dense_view(DType::kBFloat16, {4096, 16, 8, 128}, 0x30000);
+  a.out = dense_view(DType::kBFloat16, {1, 32, 128}, 0x40000);
+  a.cu_seqlens_q = dense_view(DType::kInt32, {2}, 0x50000);
+  a.seqused_k = dense_view(DType::kInt32, {1}, 0x60000);
+  a.block_table = dense_view(DType::kInt32, {1, 64}, 0x70000);
   a.max_seqlen_q = 1;
   a.max_seqlen_k = 1024;
   a.causal = true;

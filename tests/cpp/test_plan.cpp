@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../../bench/host/dense_view.h"
 #include "../../src/sm90/fwd_experiments.h"
 #include "../../src/sm90/fwd_params.h"
 #include "../../src/sm90/key_origin.h"
@@ -691,21 +692,7 @@ TEST(FastDiv, MatchesIntegerDivision) {
   }
 }
 
-TensorView tensor(DType dtype, std::initializer_list<int64_t> shape) {
-  TensorView t;
-  t.data = reinterpret_cast<void*>(0x100000);
-  t.dtype = dtype;
-  t.rank = static_cast<int>(shape.size());
-  t.device = 0;
-  int i = 0;
-  for (int64_t s : shape) t.shape[i++] = s;
-  int64_t stride = 1;
-  for (int j = t.rank - 1; j >= 0; --j) {
-    t.stride[j] = stride;
-    stride *= t.shape[j];
-  }
-  return t;
-}
+TensorView tensor(DType dtype, std::initializer_list<int64_t> shape) { return dense_view(dtype, shape); }
 
 TEST(Plan, SchedulerMetadataAndTheCallAgreeOnSplits) {
   DeviceInfo h200;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../bench/host/dense_view.h"
 #include "flashseek/flashseek.h"
 
 namespace flashseek {
@@ -43,15 +44,7 @@ void set_contiguous_strides(TensorView& t) {
 }
 
 TensorView tensor(DType dtype, std::initializer_list<int64_t> shape, int device = 0) {
-  TensorView t;
-  t.data = reinterpret_cast<void*>(next_address());
-  t.dtype = dtype;
-  t.rank = static_cast<int>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) t.shape[i++] = s;
-  set_contiguous_strides(t);
-  t.device = device;
-  return t;
+  return dense_view(dtype, shape, next_address(), device);
 }
 
 // Changes one size and keeps the tensor contiguous.
