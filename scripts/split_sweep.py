@@ -53,6 +53,10 @@ def main():
     ap.add_argument("--filter", default=None, help="a regex over scenario names (default: the set's)")
     ap.add_argument("--set", default="decode", choices=sorted(SETS))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--with", dest="with_tokens", default="",
+                    help="FLASHSEEK_EXPERIMENT tokens put before each forced count (e.g. 'tile=7': the two-CTA "
+                         "keys-as-M decode tile, which the default's split decodes take in twice the splits; a forced "
+                         "splits=N alone runs on the tile the model's count would, N exactly)")
     args = ap.parse_args()
     grid_name, set_filter = SETS[args.set]
     filter_re = args.filter or set_filter
@@ -65,7 +69,7 @@ def main():
         env = dict(os.environ, SPLIT_SWEEP_CHILD="1")
         env.pop("FLASHSEEK_EXPERIMENT", None)
         if v != "default":
-            env["FLASHSEEK_EXPERIMENT"] = f"splits={v}"
+            env["FLASHSEEK_EXPERIMENT"] = ",".join(t for t in (args.with_tokens, f"splits={v}") if t)
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--set", args.set, "--filter", filter_re],
                               env=env,
                               capture_output=True, text=True)

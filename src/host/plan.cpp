@@ -350,8 +350,9 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   // tile (5 / 6 below) runs on the two-CTA one (7 / 8) in twice the splits, so that each SM streams two CTAs' keys
   // where it streamed one; the combine is paid either way (H100, 2 rounds over the 55 t8 / L8 split and paged
   // decodes: 0.9945 of the time, the plans it changes -1.2..-4.6%). Other bits than tile 5's (another split
-  // count), so only where the caller leaves the count to us.
-  if (experiment.keys_as_m_two_ctas_splits && keys_as_m_applies && splits > 1) {
+  // count), so only where the caller leaves the count to us. Not under splits=N either: a sweep's forced count is
+  // the count that runs (doubled, scripts/split_sweep.py timed 2N and reported N); tile=7,splits=N names the tile.
+  if (experiment.keys_as_m_two_ctas_splits && keys_as_m_applies && splits > 1 && experiment.split_force <= 0) {
     const int kam2 = keys_as_m_variant(tile.head_dim, tile.head_dim_v, 2);
     const TileShape kam2_tile = decode_variant_tile(kam2);
     if (kam2 != 0 && packed_rows <= kam2_tile.query_rows) {

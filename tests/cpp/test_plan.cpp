@@ -1034,6 +1034,21 @@ TEST(PlanUnderNoKam2Splits, LongSplitDecodeTakesTheOneCtaKeysAsMTile) {
   EXPECT_EQ(l8.block_n, 128);
 }
 
+// Under splits=N (ctest plan_under_splits16: the split sweep's switch) the forced count is the count that runs: the
+// kam2-splits rule does not double it onto tile 7 (it did, so scripts/split_sweep.py timed 2N and reported N);
+// tile=7,splits=N names the two-CTA tile.
+TEST(PlanUnderForcedSplits, ForcedCountIsTheCountThatRuns) {
+  const int forced = Experiment::get().split_force;
+  if (forced <= 0 || Experiment::get().decode_tile) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=splits=16";
+  const LaunchPlan l8 = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);
+  EXPECT_EQ(l8.num_splits, forced);
+  EXPECT_EQ(l8.tile_variant, kKeysAsMDecodeVariant);
+  EXPECT_EQ(l8.block_n, 128);
+  const LaunchPlan l8_batch4 = decode_plan(DType::kBFloat16, 4, 32, 8, 128, 65536, 0);
+  EXPECT_EQ(l8_batch4.num_splits, forced);
+  EXPECT_EQ(l8_batch4.tile_variant, kKeysAsMDecodeVariant);
+}
+
 // By default (entry 111; no-kam4 turns it off, ctest plan_under_no_kam4) the d64 decodes that would take tile 8 take
 // tile 9 (four CTAs per SM, block_n 64) instead; d128 keeps tile 7.
 TEST(Plan, D64TwoCtaKeysAsMDecodesTakeFourCtasPerSm) {
