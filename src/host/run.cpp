@@ -11,6 +11,7 @@
 #include "../sm90/launch.h"
 #include "../sm90/launch_order.h"
 #include "experiment.h"
+#include "per_device.h"
 #include "split_heuristic.h"
 #include "flashseek/flashseek.h"
 #include "tensor_map.h"
@@ -556,21 +557,19 @@ void run(const AppendKVArgs& a, void* stream) {
 }
 
 DeviceInfo query_device(int device) {
-  // Attribute queries cost microseconds each; a call path runs this per call, so cache per device.
-  static DeviceInfo cache[64];
-  static bool known[64] = {};
-  if (device >= 0 && device < 64 && known[device]) return cache[device];
-  DeviceInfo info;
-  check_cuda(cudaDeviceGetAttribute(&info.num_sms, cudaDevAttrMultiProcessorCount, device), "device query");
-  check_cuda(cudaDeviceGetAttribute(&info.max_smem_per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-             "device query");
-  check_cuda(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device), "device query");
-  check_cuda(cudaDeviceGetAttribute(&info.cc_minor, cudaDevAttrComputeCapabilityMinor, device), "device query");
-  if (device >= 0 && device < 64) {
-    cache[device] = info;
-    known[device] = true;
-  }
-  return info;
+  auto query = [device] {
+    DeviceInfo info;
+    check_cuda(cudaDeviceGetAttribute(&info.num_sms, cudaDevAttrMultiProcessorCount, device), "device query");
+    check_cuda(cudaDeviceGetAttribute(&info.max_smem_per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+               "device query");
+    check_cuda(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device), "device query");
+    check_cuda(cudaDeviceGetAttribute(&info.cc_minor, cudaDevAttrComputeCapabilityMinor, device), "device query");
+    return info;
+  };
+  // Attribute queries cost microseconds each and a call path runs this per call: once per device, from any thread
+  // (a failed query throws out of call_once, which leaves the slot to the next call).
+  static PerDevice<DeviceInfo> cache;
+  return cache.get(device, query);
 }
 
 }  // namespace flashseek

@@ -3,6 +3,7 @@
 
 #include "combine.h"
 #include "prims/float_ops.h"
+#include "per_device_setup.h"
 #include "prims/pdl.h"
 #include "seqlen.h"
 #include "sinks.h"
@@ -243,14 +244,16 @@ __global__ void __launch_bounds__(kCombineThreads) combine_rows_kernel(const __g
 // 100-220 KB of shared memory put their SMs in that configuration; a combine left to the driver's choice may get a
 // smaller carveout, and an SM changes its carveout only when idle, so its CTAs (launched early by PDL) would wait for
 // the forward's last CTA there to leave, then for the reconfiguration, and the next call's forward again. Once per
-// kernel and process (the experiment is process-wide).
+// kernel and device.
 namespace {
 template <auto kKernel>
 cudaError_t prefer_max_shared(const FwdParams& p) {
   if ((p.combine_mode & 16) == 0) return cudaSuccess;
-  static const cudaError_t status =
-      cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-  return status;
+  static PerDevice<cudaError_t> slots;
+  return once_per_device(slots, [] {
+    return cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  });
 }
 }  // namespace
 

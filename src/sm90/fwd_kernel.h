@@ -18,6 +18,7 @@
 #include "launch.h"
 #include "launch_order.h"
 #include "mask.h"
+#include "per_device_setup.h"
 #include "prims/async_copy.h"
 #include "prims/mbarrier.h"
 #include "prims/pdl.h"
@@ -219,8 +220,9 @@ template <class Traits, int kLoopFlags>
 cudaError_t launch_attention_fwd_one_tile(const FwdParams& p, const KvTensorMaps& maps, int num_m_blocks,
                                           cudaStream_t stream) {
   auto kernel = attention_fwd_kernel<Traits, kLoopFlags>;
-  // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
-  static const cudaError_t attr_status = [&] {
+  // Raising the dynamic shared-memory limit is per function and device, and sticky: once per device.
+  static PerDevice<cudaError_t> attr_slots;
+  const cudaError_t attr_status = once_per_device(attr_slots, [&] {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
     // Two CTAs per SM need the whole unified L1 / shared array as shared memory (2 x ~83 KB).
     if (e == cudaSuccess && Traits::kCtasPerSm > 1) {
@@ -228,7 +230,7 @@ cudaError_t launch_attention_fwd_one_tile(const FwdParams& p, const KvTensorMaps
                                cudaSharedmemCarveoutMaxShared);
     }
     return e;
-  }();
+  });
   if (attr_status != cudaSuccess) return attr_status;
   if constexpr (Traits::kCtasPerSm > 1) {
     // An experiment tile built for several CTAs per SM: say once if the device does not give them (the

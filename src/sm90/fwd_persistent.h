@@ -207,14 +207,15 @@ cudaError_t launch_attention_fwd_persistent(const FwdParams& p, const KvTensorMa
   const int num_sms = device_sm_count();
   if (!persistent_takes(p, total, num_sms)) return one_tile();
   auto kernel = attention_fwd_persistent_kernel<Traits, kLoopFlags>;
-  static const cudaError_t attr_status = [&] {
+  static PerDevice<cudaError_t> attr_slots;  // per device, as the one-tile launcher's
+  const cudaError_t attr_status = once_per_device(attr_slots, [&] {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kPersistSmemBytes);
     // Two CTAs per SM need the whole unified L1 / shared array as shared memory (as the one-tile launcher).
     if (e == cudaSuccess && Traits::kCtasPerSm > 1) {
       e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     }
     return e;
-  }();
+  });
   if (attr_status != cudaSuccess) return attr_status;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileCounterSlots);

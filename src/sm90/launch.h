@@ -11,7 +11,7 @@
 
 namespace flashseek::sm90 {
 
-// SMs of the current device, queried once per process (132, an H100 / H200's count, if the query fails).
+// SMs of the current device, queried once per device (132, an H100 / H200's count, if the query fails).
 int device_sm_count();
 
 // The launches the persistent kernel takes (fwd_persistent.h); the others run the one-tile kernel: K/V that TMA

@@ -8,6 +8,7 @@
 #include "combine.h"
 #include "kernel_traits.h"
 #include "launch.h"
+#include "per_device_setup.h"
 
 namespace flashseek::sm90 {
 
@@ -17,15 +18,15 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
                                  cudaStream_t stream);
 
 int device_sm_count() {
-  static const int num_sms = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+  static PerDevice<int> counts;
+  const int device = current_device();
+  return counts.get(device, [device] {
+    int n = 0;
+    if (device < 0 || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
       n = 132;
     }
     return n;
-  }();
-  return num_sms;
+  });
 }
 
 namespace {

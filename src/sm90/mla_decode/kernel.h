@@ -7,6 +7,7 @@
 
 #include "../fwd_params.h"
 #include "../mask.h"
+#include "../per_device_setup.h"
 #include "../prims/mbarrier.h"
 #include "../prims/wgmma.h"
 #include "../seqlen.h"
@@ -68,9 +69,11 @@ template <class Element>
 cudaError_t launch_mla_decode(const FwdParams& p, int num_m_blocks, cudaStream_t stream) {
   using T = Traits<Element>;
   auto kernel = mla_decode_kernel<T>;
-  // Raising the dynamic shared-memory limit is per function and sticky: do it once per process.
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+  // Raising the dynamic shared-memory limit is per function and device, and sticky: once per device.
+  static PerDevice<cudaError_t> attr_slots;
+  const cudaError_t attr_status = once_per_device(attr_slots, [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+  });
   if (attr_status != cudaSuccess) return attr_status;
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.batch);
   kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
