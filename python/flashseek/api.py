@@ -169,13 +169,20 @@ def flash_attn_with_kvcache(
 ):
     """Upstream FA3's KV-cache entry point: batched q (B, Sq, Hq, d) against a cache (B_cache, S, Hkv, d) or a
     paged cache with page_table; optionally appends k, v (B, S_new, Hkv, d) at cache_seqlens (rotating k and q
-    when rotary_cos/rotary_sin are given) before attending. Returns out (B, Sq, Hq, dv) [, lse (B, Hq, Sq)]."""
+    when rotary_cos/rotary_sin are given) before attending. Returns out (B, Sq, Hq, dv) [, lse (B, Hq, Sq)].
+    With cu_seqlens_q (and max_seqlen_q), q is varlen (total_q, Hq, d): out (total_q, Hq, dv) [, lse (Hq, total_q)],
+    each sequence's queries the last of its cache_seqlens keys (causal bottom-right), without an append."""
     binding = _require_binding()
-    if cu_seqlens_q is not None or cu_seqlens_k_new is not None or rotary_seqlens is not None:
-        raise NotImplementedError("flash_attn_with_kvcache: varlen q / new k (cu_seqlens_q, cu_seqlens_k_new, "
-                                  "rotary_seqlens) are not supported yet; use flash_attn_varlen_func")
+    if cu_seqlens_k_new is not None or rotary_seqlens is not None:
+        raise NotImplementedError("flash_attn_with_kvcache: a varlen append (cu_seqlens_k_new, rotary_seqlens) is "
+                                  "not supported yet; append with batched k, v or use flash_attn_varlen_func")
     if attention_chunk:
         raise NotImplementedError("flash_attn_with_kvcache: attention_chunk is not supported yet")
+    if cu_seqlens_q is not None:
+        return _with_kvcache_varlen_q(binding, q, k_cache, v_cache, k, rotary_cos, cache_seqlens, cache_batch_idx,
+                                      cache_leftpad, page_table, cu_seqlens_q, max_seqlen_q, q_descale, k_descale,
+                                      v_descale, softmax_scale, causal, window_size, softcap, scheduler_metadata,
+                                      num_splits, return_softmax_lse, s_aux)
     if q.dim() != 4:
         raise ValueError(f"q: expected 4 dims (batch, seqlen_q, num_heads, headdim), got shape {tuple(q.shape)}")
     batch, seqlen_q, num_heads, headdim = q.shape
@@ -207,6 +214,36 @@ def flash_attn_with_kvcache(
     if return_softmax_lse:
         return out, lse.view(num_heads, batch, seqlen_q).permute(1, 0, 2)
     return out
+
+
+def _with_kvcache_varlen_q(binding, q, k_cache, v_cache, k, rotary_cos, cache_seqlens, cache_batch_idx,
+                           cache_leftpad, page_table, cu_seqlens_q, max_seqlen_q, q_descale, k_descale, v_descale,
+                           softmax_scale, causal, window_size, softcap, scheduler_metadata, num_splits,
+                           return_softmax_lse, s_aux):
+    """flash_attn_with_kvcache with cu_seqlens_q: the varlen forward against the cache as it is."""
+    if k is not None or rotary_cos is not None:
+        raise NotImplementedError("flash_attn_with_kvcache: appending k, v or rotary with a varlen q (cu_seqlens_q) "
+                                  "is not supported yet; append with a batched q (B, Sq, Hq, d)")
+    if max_seqlen_q is None:
+        raise ValueError("max_seqlen_q: required with cu_seqlens_q (the longest sequence of q)")
+    if q.dim() != 3:
+        raise ValueError(f"q: expected 3 dims (total_q, num_heads, headdim) with cu_seqlens_q, got shape "
+                         f"{tuple(q.shape)}")
+    if cache_seqlens is None:
+        raise ValueError("cache_seqlens: required (an int or an int32 tensor of shape (batch,))")
+    if isinstance(cache_seqlens, int):
+        batch = cu_seqlens_q.shape[0] - 1 if cu_seqlens_q.dim() == 1 else 0
+        cache_seqlens = torch.full((max(batch, 0),), cache_seqlens, dtype=torch.int32, device=q.device)
+    left, right = _window(window_size)
+    max_seqlen_k = page_table.shape[1] * k_cache.shape[1] if page_table is not None else k_cache.shape[1]
+    out, lse = binding.varlen_fwd(
+        q, k_cache, v_cache, None, cu_seqlens_q, None, cache_seqlens, page_table, None, s_aux,
+        scheduler_metadata, q_descale, k_descale, v_descale, cache_leftpad, cache_batch_idx, None,
+        int(max_seqlen_q), int(max_seqlen_k), 0,
+        0.0 if softmax_scale is None else float(softmax_scale), bool(causal), left, right,
+        float(softcap), int(num_splits), bool(return_softmax_lse), 0.0, False, False, 1, 0,
+    )
+    return (out, lse) if return_softmax_lse else out
 
 
 def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_lse, output_lse=None):
