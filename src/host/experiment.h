@@ -95,6 +95,9 @@
 //                decode tile 7 / 8 (two CTAs per SM) in twice the splits, split count left to us (entry 115; the
 //                default since entry 118: decode-splitkv 0.990 of the time, 55 split decodes 0.9945).
 //                kam2-splits: the default, kept for older commands
+//   cluster-combine  a split bf16 / fp16 decode on a keys-as-M tile (5-9) in 2 to 8 splits runs its splits as one
+//                thread-block cluster that combines the partials through distributed shared memory: no partials
+//                in the workspace, no combine kernel (entry 120)
 //   keys-as-m-ctas=N  that rule (bf16 and e4m3) only on decode grids of fewer than N CTAs (splits counted): the
 //                stream-bound grids (L70t8 128q1s8k, 64q1s4k: 1-2% slower on tile 5, the page-16 target's miss)
 //                keep the table's tiles; an experiment (entry 95)
@@ -242,6 +245,7 @@ struct Experiment {
   bool keys_as_m_four_ctas = true;  // kam4: decode tile 9 where the plan takes tile 8 (entry 111)
   bool keys_as_m_two_ctas_split2 = false;  // kam2-split2: one-wave long decodes in 2 splits on tiles 7 / 8 (entry 108)
   bool keys_as_m_two_ctas_splits = true;  // kam2-splits: split decodes on tiles 7 / 8 in twice the splits (entry 118)
+  bool cluster_combine = false;  // cluster-combine: keys-as-M split decodes combined in a cluster (entry 120)
   int keys_as_m_max_ctas = 0;  // > 0: that rule only on grids (CTAs x splits) of fewer CTAs (entry 95's lead)
   bool fp8_keys_as_m = true;  // ... for native e4m3 d128 decodes (variant 208, entries 94, 95)
   bool fp8_two_ctas = true;  // the two-CTA native e4m3 d128 decode tile (plan.cpp)
@@ -350,6 +354,7 @@ struct Experiment {
       else if (t == "kam2-split2") e.keys_as_m_two_ctas_split2 = true;
       else if (t == "kam2-splits") e.keys_as_m_two_ctas_splits = true;
       else if (t == "no-kam2-splits") e.keys_as_m_two_ctas_splits = false;
+      else if (t == "cluster-combine") e.cluster_combine = true;
       else if (t == "kam4") e.keys_as_m_four_ctas = true;
       else if (t == "no-kam4") e.keys_as_m_four_ctas = false;
       else if (t.rfind("keys-as-m-ctas=", 0) == 0) e.keys_as_m_max_ctas = std::atoi(t.c_str() + 15);

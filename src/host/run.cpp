@@ -461,6 +461,13 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   }
   loop_flags = tile_loop_flags(Experiment::get(), tile_key, loop_flags);
   if (window_tile) loop_flags = window_tile_persistent ? sm90::kD64WindowLoopFlags : -1;
+  // cluster-combine (entry 120): the splits of a keys-as-M decode combine in their cluster, which is the run of grid
+  // y indices of one (sequence, KV head, m block): the one-tile kernel, launch order as the grid's.
+  p.cluster_splits = cluster_combine_splits(Experiment::get(), tile_variant, fp8_kv, fp8_native, p.num_splits);
+  if (p.cluster_splits > 0) {
+    p.lpt_section = 0;
+    loop_flags = -1;
+  }
   check_cuda(sm90::launch_forward(compute_type(a), fp8_kv, native_mode, plan.head_dim_padded,
                                   plan.head_dim_v_padded, block_m, p, maps, grid_m, max_seqlen_q,
                                   static_cast<cudaStream_t>(stream), loop_flags, tile_variant),

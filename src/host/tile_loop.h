@@ -6,6 +6,7 @@
 #include "../sm90/fwd_experiments.h"
 #include "../sm90/loop_values.h"
 #include "experiment.h"
+#include "tile_table.h"
 
 namespace flashseek {
 
@@ -88,6 +89,18 @@ inline int tile_loop_flags(const Experiment& e, const TileLoopKey& t, int loop_f
     if (sm90::tile_lists_value(t.head_dim_padded, t.block_m, v)) return v;
   }
   return loop_flags;
+}
+
+// cluster-combine (entry 120): the split count of a call whose splits combine in one thread-block cluster, or 0 (the
+// combine kernel). A 16-bit decode on a keys-as-M tile (its consumer stages O^T, the maxima and the sums in shared
+// memory before the epilogue, where the cluster's CTAs read them) in 2 to 8 splits: 8 is the portable cluster size.
+inline int cluster_combine_splits(const Experiment& e, int tile_variant, bool fp8_kv, bool fp8_native,
+                                  int num_splits) {
+  const bool keys_as_m = tile_variant >= 1 && tile_variant <= kNumDecodeVariants &&
+                         decode_variant_tile(tile_variant).query_rows > 0;
+  return e.cluster_combine && keys_as_m && !fp8_kv && !fp8_native && num_splits >= 2 && num_splits <= 8
+             ? num_splits
+             : 0;
 }
 
 }  // namespace flashseek

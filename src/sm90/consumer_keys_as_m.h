@@ -30,13 +30,20 @@
 #include "fwd_params.h"
 #include "kernel_traits.h"
 #include "mask.h"
+#include "prims/cluster.h"
 #include "prims/float_ops.h"
 #include "prims/mbarrier.h"
 #include "prims/wgmma.h"
 #include "seqlen.h"
+#include "sinks.h"
 #include "softmax.h"
 
 namespace flashseek::sm90 {
+
+// The tiles whose split calls may combine in a thread-block cluster (FwdParams::cluster_splits, entry 120): the
+// 16-bit keys-as-M tiles, which stage their partials in shared memory before the epilogue.
+template <class Traits>
+inline constexpr bool kClusterCombine = Traits::kQueryRows > 0 && !Traits::kFp8Kv;
 
 template <class Traits>
 struct ConsumerKeysAsM {
@@ -83,6 +90,8 @@ struct ConsumerKeysAsM {
     return (ks / 4) * Tile::kColumnBlockBytes + (ks % 4) * 32;
   }
 
+  // kCluster: combine the splits in the cluster (combine_in_cluster) instead of the epilogue's partial stores.
+  template <bool kCluster = false>
   __device__ static void run(const FwdParams& p, const SequenceInfo& seq, const AttentionMask& mask, int b,
                              int kv_head, int row_begin, int n_begin, int n_end, int split, uint8_t* smem, int wg,
                              int tid) {
@@ -344,29 +353,101 @@ struct ConsumerKeysAsM {
       }
     }
     named_barrier_sync(kBar, 128);
-
-    // The 64-row accumulator layout the epilogue takes: rows g = 16 warp + lane / 4 and g + 8; rows past kQ are no
-    // query of the CTA (the plan takes the tile only where the packed rows fit) and hold nothing.
-    float o[kORegs];
-    float row_max[2], row_sum[2];
-    int row_tok[2];
+    if constexpr (kCluster) {
+      combine_in_cluster(p, seq, kv_head, row_begin, scale_log2, smem, tid);
+    } else {
+      // The 64-row accumulator layout the epilogue takes: rows g = 16 warp + lane / 4 and g + 8; rows past kQ are no
+      // query of the CTA (the plan takes the tile only where the packed rows fit) and hold nothing.
+      float o[kORegs];
+      float row_max[2], row_sum[2];
+      int row_tok[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = 16 * warp + lane / 4 + 8 * r;
-      const bool held = row < kQ;
-      row_max[r] = held ? x_max[row] : -INFINITY;
-      row_sum[r] = held ? x_sum[row] : 0.f;
-      row_tok[r] = p.qheads_div.div(row_begin + row);
+      for (int r = 0; r < 2; ++r) {
+        const int row = 16 * warp + lane / 4 + 8 * r;
+        const bool held = row < kQ;
+        row_max[r] = held ? x_max[row] : -INFINITY;
+        row_sum[r] = held ? x_sum[row] : 0.f;
+        row_tok[r] = p.qheads_div.div(row_begin + row);
 #pragma unroll
-      for (int j = 0; j < Traits::kDv / 8; ++j) {
+        for (int j = 0; j < Traits::kDv / 8; ++j) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          o[4 * j + 2 * r + e] = held ? xo[row * kXRow + 8 * j + 2 * (lane & 3) + e] : 0.f;
+          for (int e = 0; e < 2; ++e) {
+            o[4 * j + 2 * r + e] = held ? xo[row * kXRow + 8 * j + 2 * (lane & 3) + e] : 0.f;
+          }
         }
       }
+      Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, v_descale, row_max,
+                                                   row_sum, row_tok, o, smem, 0, tid);
     }
-    Epilogue<Traits>::template run<false, false>(p, seq, kv_head, row_begin, split, scale_log2, v_descale, row_max,
-                                                 row_sum, row_tok, o, smem, 0, tid);
+  }
+
+  // cluster-combine (entry 120): the cluster's CTAs are the call's splits of these rows (rank = split), each with its
+  // O^T rows, column maxima and sums staged in its K stages as run() leaves them. CTA r combines rows r, r + S, ...
+  // (S splits): a thread per column, each split's max, sum and O element read from that CTA's shared memory. The
+  // arithmetic of the combine kernel (combine.cu) in log2 units, the sink added where given: out = sum_s w_s O_s /
+  // (sum_s w_s l_s + sink), w_s = 2^(m_s - top), LSE = top + log2(total). A split that saw no key has max -inf,
+  // sum 0 and O 0: weight 0. Two cluster barriers, the fwd kernel's producer warpgroup arriving at both too: the
+  // partials staged before any CTA reads them, and read before any CTA leaves (its shared memory goes with it).
+  __device__ static void combine_in_cluster(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin,
+                                            float scale_log2, uint8_t* smem, int tid) {
+    constexpr int kXRow = Traits::kDv + 4;  // run()'s staging: rows of kDv + 4 floats, then kQ maxima, kQ sums
+    constexpr int kMaxSplits = 8;           // the portable cluster size (tile_loop.h cluster_combine_splits)
+    static_assert(Traits::kDv <= 128 && 128 % Traits::kDv == 0, "whole rows per pass of 128 threads");
+    constexpr int kRowsPerPass = 128 / Traits::kDv;
+    const uint32_t xo = smem_addr(smem) + Traits::kKOffset;
+    const uint32_t x_max = xo + kQ * kXRow * 4;
+    const uint32_t x_sum = x_max + kQ * 4;
+    const int splits = p.cluster_splits;
+    const int col = tid % Traits::kDv;
+    const int G = p.qheads_per_kvhead;
+    cluster_sync();
+    for (int row = static_cast<int>(cluster_cta_rank()) + splits * (tid / Traits::kDv); row < kQ;
+         row += splits * kRowsPerPass) {
+      const int packed = row_begin + row;
+      const int token = p.qheads_div.div(packed);
+      if (token >= seq.seqlen_q) continue;  // no query of the CTA (a loop: every thread reaches the last barrier)
+      const int head = kv_head * G + (packed - token * G);
+      float m[kMaxSplits], l[kMaxSplits];
+      float top = -INFINITY;
+#pragma unroll
+      for (int s = 0; s < kMaxSplits; ++s) {
+        if (s < splits) {
+          const float raw_max = ld_cluster_f32(cluster_map(x_max + row * 4, s));
+          l[s] = ld_cluster_f32(cluster_map(x_sum + row * 4, s));
+          m[s] = raw_max == -INFINITY ? -INFINITY : raw_max * scale_log2;
+          top = max_propagate_nan(top, m[s]);
+        }
+      }
+      const float sink_log2 = p.s_aux != nullptr ? sink_logit(p, head) * kLog2e : -INFINITY;
+      top = max_propagate_nan(top, sink_log2);
+      float total = 0.f, acc = 0.f;
+      if (top != -INFINITY) {
+#pragma unroll
+        for (int s = 0; s < kMaxSplits; ++s) {
+          if (s < splits) {
+            const float w = m[s] == -INFINITY ? 0.f : exp2f(m[s] - top);
+            total += w * l[s];
+            acc += w * ld_cluster_f32(cluster_map(xo + (row * kXRow + col) * 4, s));
+          }
+        }
+        if (p.s_aux != nullptr) total += exp2f(sink_log2 - top);
+      }
+      const float inv = total == 0.f ? 0.f : 1.f / total;  // NaN stays NaN
+      const int64_t q_row = seq.q_start + token;
+      if (col < p.head_dim_v) {
+        Element* out = static_cast<Element*>(p.out) + q_row * p.o_row_stride +
+                       static_cast<int64_t>(head) * p.o_head_stride + col;
+        if constexpr (std::is_same_v<Element, __half>) {
+          *out = __float2half_rn(acc * inv);
+        } else {
+          *out = __float2bfloat16_rn(acc * inv);
+        }
+      }
+      if (p.lse != nullptr && col == 0) {
+        p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total == 0.f ? -INFINITY : (top + log2f(total)) * kLn2;
+      }
+    }
+    cluster_sync();
   }
 };
 

@@ -52,7 +52,8 @@ struct TileWork {
   // kFastDiv: the y index split by p.heads_kv_div (the persistent launcher sets it; kLoopTileFastDiv).
   // kFlatDirection: a flat grid's order by FwdParams::flat_order (the one-tile kernel); otherwise from the last
   // sequence (order 0).
-  template <class Traits, bool kFastDiv = false, bool kFlatDirection = true>
+  // kCluster: the cluster-combine kernel's grid (FwdParams::cluster_splits: y = KV head x splits + split).
+  template <class Traits, bool kFastDiv = false, bool kFlatDirection = true, bool kCluster = false>
   __device__ __forceinline__ bool resolve(const FwdParams& p, int bx, int by, int bz, int grid_x) {
     int m_block = bx;
     b = bz;
@@ -78,6 +79,10 @@ struct TileWork {
     if constexpr (kFastDiv) {
       split = p.heads_kv_div.div(by);
       kv_head = by - split * p.num_heads_kv;
+    } else if constexpr (kCluster) {
+      // cluster-combine: a cluster is a run of y indices, the splits of one KV head
+      split = by % p.cluster_splits;
+      kv_head = by / p.cluster_splits;
     } else {
       kv_head = by % p.num_heads_kv;
       split = by / p.num_heads_kv;
@@ -132,7 +137,10 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
     bz = t.z;
   }
   TileWork w;
-  if (!w.resolve<Traits>(p, bx, by, bz, gridDim.x)) return;
+  // cluster-combine (kLoopClusterCombine, entry 120): its own instantiation, so that the default kernels stay as
+  // they were measured.
+  constexpr bool kCluster = kClusterCombine<Traits> && (kLoopFlags & kLoopClusterCombine) != 0;
+  if (!w.resolve<Traits, false, true, kCluster>(p, bx, by, bz, gridDim.x)) return;
   const SequenceInfo& seq = w.seq;
   const AttentionMask& mask = w.mask;
   const int b = w.b, kv_head = w.kv_head, split = w.split, row_begin = w.row_begin;
@@ -179,6 +187,12 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
         Producer<Traits>::template run<kLoopFlags>(p, seq, b, kv_head, row_begin, n_begin, n_end, smem, tid);
       }
     }
+    if constexpr (kCluster) {
+      // The consumers' two cluster barriers (partials staged; peers done reading them): every thread of the
+      // cluster arrives at each, the producer's too.
+      cluster_sync();
+      cluster_sync();
+    }
   } else {
     if constexpr (Traits::kReallocateRegisters) warpgroup_reg_alloc<Traits::kConsumerRegs>();
     if constexpr (kOneConsumer) {
@@ -191,7 +205,8 @@ __global__ void __launch_bounds__(Traits::kThreads, Traits::kCtasPerSm)
                    : (kLoopFlags & kLoopUniformWg) != 0 ? __shfl_sync(0xffffffffu, warpgroup - 1, 0)
                                                         : warpgroup - 1;
     if constexpr (Traits::kQueryRows > 0) {
-      ConsumerKeysAsM<Traits>::run(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem, wg, tid);
+      ConsumerKeysAsM<Traits>::template run<kCluster>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split,
+                                                      smem, wg, tid);
     } else {
       Consumer<Traits>::template run<kLoopFlags>(p, seq, mask, b, kv_head, row_begin, n_begin, n_end, split, smem,
                                                  wg, tid);
@@ -248,7 +263,10 @@ cudaError_t launch_attention_fwd_one_tile(const FwdParams& p, const KvTensorMaps
     (void)checked;
   }
   const dim3 grid(num_m_blocks, p.num_heads_kv * p.num_splits, p.flat_tiles ? 1 : p.batch);
-  return launch_kernel(kernel, grid, Traits::kThreads, Traits::kSmemBytes, stream, (p.pdl & 1) != 0, p, maps);
+  const unsigned cluster_y =
+      kClusterCombine<Traits> && (kLoopFlags & kLoopClusterCombine) != 0 ? static_cast<unsigned>(p.cluster_splits) : 1u;
+  return launch_kernel_in_clusters(kernel, grid, Traits::kThreads, Traits::kSmemBytes, stream, (p.pdl & 1) != 0,
+                                   cluster_y, p, maps);
 }
 
 template <class Traits, int kLoopFlags>
@@ -293,6 +311,14 @@ cudaError_t launch_attention_fwd(const FwdParams& p, const KvTensorMaps& maps, i
     const bool listed = experiment_lists<Traits::kD, Traits::kBlockM>(loop_flags);
     if (loop_flags >= 0 && loop_flags != kDefaultLoopFlags && listed) {
       return launch_attention_fwd_experiment<Traits>(p, maps, num_m_blocks, loop_flags, stream);
+    }
+  }
+  if constexpr (kClusterCombine<Traits>) {
+    // cluster-combine (run() sets cluster_splits only on these tiles, with loop_flags -1): the one-tile kernel whose
+    // splits combine in their cluster, no combine kernel after it (launch_forward.cu).
+    if (p.cluster_splits > 1) {
+      return launch_attention_fwd_one_tile<Traits, kDefaultLoopFlags | kLoopClusterCombine>(p, maps, num_m_blocks,
+                                                                                             stream);
     }
   }
   return launch_attention_fwd_variant<Traits, kDefaultLoopFlags>(p, maps, num_m_blocks, stream);

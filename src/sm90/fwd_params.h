@@ -204,6 +204,11 @@ struct FwdParams {
   // block, rounded down to a multiple of this many keys (sm90/key_origin.h; a paged cache's TMA box rows, 1 elsewhere; entry 102). 0: key
   // blocks from key 0.
   int window_origin_rows;
+  // > 1 (cluster-combine, entry 120; keys-as-M decode tiles only): the call's num_splits CTAs of a (sequence, KV
+  // head, m block) run as one cluster, grid y = KV head x splits + split, and combine their partials through
+  // distributed shared memory instead of the combine kernel. 0: y = split x KV heads + KV head, partials to the
+  // workspace.
+  int cluster_splits;
 };
 
 }  // namespace flashseek

@@ -101,7 +101,8 @@ template <class Element, bool kFp8Kv, int kD, int kDv>
 cudaError_t forward_then_combine(int block_m, const Launch& l) {
   const cudaError_t status = block_m == 64 ? launch_decode_tile<Element, kFp8Kv, kD, kDv>(l)
                                            : launch_prefill_tile<Element, kFp8Kv, kD, kDv>(block_m, l);
-  if (status != cudaSuccess || l.p.num_splits <= 1) return status;
+  // cluster-combine: the forward's clusters combined the splits (consumer_keys_as_m.h combine_in_cluster)
+  if (status != cudaSuccess || l.p.num_splits <= 1 || l.p.cluster_splits > 1) return status;
   return launch_combine<kDv>(l);
 }
 

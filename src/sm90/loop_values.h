@@ -35,6 +35,8 @@ enum LoopFlags : int {
   kLoopMaskRange = 2097152,  // whether a block needs masking from the tile's range of unmasked blocks, computed once
                              // (two compares a block), instead of the mask's limits per block (entry 109)
   kLoopTmaNoFence = 4194304,  // no proxy fence before the GEMMs of blocks the TMA producer loaded (entry 110)
+  kLoopClusterCombine = 8388608,  // keys-as-M decode tiles: the splits combine in their cluster (entry 120; the
+                                  // one-tile launcher takes it where FwdParams::cluster_splits > 1)
 };
 // The base of the experiment values (fwd_experiments.h) and of the persistent kernel: entry 9's and 13's measured
 // best (-0.7..-1.5% time for the two rewrites beside the TMA producer).

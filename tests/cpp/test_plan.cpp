@@ -1797,6 +1797,26 @@ namespace {
 
 // The persistent kernel's grid rule (tile_loop.h persistent_grid_pays, entry 95): more than two waves by default;
 // persist-half-waves=3 is the rule before it.
+// cluster-combine (entry 120): only the 16-bit keys-as-M decode tiles, in 2 to 8 splits (the portable cluster), and
+// only under the token.
+TEST(TileLoop, ClusterCombineTakesKeysAsMSplitDecodesOfAtMostEightSplits) {
+  const Experiment on = Experiment::parse("cluster-combine");
+  EXPECT_EQ(on.unknown_tokens, "");
+  EXPECT_FALSE(Experiment::parse("").cluster_combine);
+  for (int v : {kKeysAsMDecodeVariant, kKeysAsMD64DecodeVariant, kKeysAsMTwoCtaDecodeVariant,
+                kKeysAsMTwoCtaD64DecodeVariant, kKeysAsMFourCtaD64DecodeVariant}) {
+    EXPECT_EQ(cluster_combine_splits(on, v, false, false, 8), 8) << v;
+    EXPECT_EQ(cluster_combine_splits(on, v, false, false, 2), 2) << v;
+    EXPECT_EQ(cluster_combine_splits(on, v, false, false, 1), 0) << v;   // nothing to combine
+    EXPECT_EQ(cluster_combine_splits(on, v, false, false, 9), 0) << v;   // past the portable cluster size
+    EXPECT_EQ(cluster_combine_splits(on, v, true, false, 4), 0) << v;    // an e4m3 cache
+    EXPECT_EQ(cluster_combine_splits(Experiment::parse(""), v, false, false, 4), 0) << v;
+  }
+  EXPECT_EQ(cluster_combine_splits(on, 0, false, false, 4), 0);  // the table's 64-row tile
+  EXPECT_EQ(cluster_combine_splits(on, kTwoCtaD128DecodeVariant, false, false, 4), 0);
+  EXPECT_EQ(cluster_combine_splits(on, kFp8NativeKeysAsMVariant, false, true, 4), 0);
+}
+
 TEST(TileLoop, ThePersistentKernelTakesGridsOfMoreThanTwoWaves) {
   Experiment e;
   EXPECT_EQ(e.persist_half_waves, 4);
