@@ -37,6 +37,7 @@
 #include "seqlen.h"
 #include "sinks.h"
 #include "softmax.h"
+#include "split_weights.h"
 
 namespace flashseek::sm90 {
 
@@ -384,9 +385,9 @@ struct ConsumerKeysAsM {
   // cluster-combine (entry 120): the cluster's CTAs are the call's splits of these rows (rank = split), each with its
   // O^T rows, column maxima and sums staged in its K stages as run() leaves them. CTA r combines rows r, r + S, ...
   // (S splits): a thread per column, each split's max, sum and O element read from that CTA's shared memory. The
-  // arithmetic of the combine kernel (combine.cu) in log2 units, the sink added where given: out = sum_s w_s O_s /
-  // (sum_s w_s l_s + sink), w_s = 2^(m_s - top), LSE = top + log2(total). A split that saw no key has max -inf,
-  // sum 0 and O 0: weight 0. Two cluster barriers, the fwd kernel's producer warpgroup arriving at both too: the
+  // arithmetic of the combine kernel (combine.cu) in log2 units (split_weights.h, CPU-tested), the sink added where
+  // given. A split that saw no key has max -inf, sum 0 and O 0: weight 0. Two cluster barriers, the fwd kernel's
+  // producer warpgroup arriving at both too: the
   // partials staged before any CTA reads them, and read before any CTA leaves (its shared memory goes with it).
   __device__ static void combine_in_cluster(const FwdParams& p, const SequenceInfo& seq, int kv_head, int row_begin,
                                             float scale_log2, uint8_t* smem, int tid) {
@@ -407,32 +408,25 @@ struct ConsumerKeysAsM {
       const int token = p.qheads_div.div(packed);
       if (token >= seq.seqlen_q) continue;  // no query of the CTA (a loop: every thread reaches the last barrier)
       const int head = kv_head * G + (packed - token * G);
-      float m[kMaxSplits], l[kMaxSplits];
-      float top = -INFINITY;
+      float m[kMaxSplits], l[kMaxSplits], w[kMaxSplits];
 #pragma unroll
       for (int s = 0; s < kMaxSplits; ++s) {
+        m[s] = -INFINITY;
+        l[s] = 0.f;
         if (s < splits) {
           const float raw_max = ld_cluster_f32(cluster_map(x_max + row * 4, s));
           l[s] = ld_cluster_f32(cluster_map(x_sum + row * 4, s));
           m[s] = raw_max == -INFINITY ? -INFINITY : raw_max * scale_log2;
-          top = max_propagate_nan(top, m[s]);
         }
       }
       const float sink_log2 = p.s_aux != nullptr ? sink_logit(p, head) * kLog2e : -INFINITY;
-      top = max_propagate_nan(top, sink_log2);
-      float total = 0.f, acc = 0.f;
-      if (top != -INFINITY) {
+      const SplitTotal t = split_weights(m, l, splits, sink_log2, w);
+      float acc = 0.f;
 #pragma unroll
-        for (int s = 0; s < kMaxSplits; ++s) {
-          if (s < splits) {
-            const float w = m[s] == -INFINITY ? 0.f : exp2f(m[s] - top);
-            total += w * l[s];
-            acc += w * ld_cluster_f32(cluster_map(xo + (row * kXRow + col) * 4, s));
-          }
-        }
-        if (p.s_aux != nullptr) total += exp2f(sink_log2 - top);
+      for (int s = 0; s < kMaxSplits; ++s) {
+        if (s < splits) acc += w[s] * ld_cluster_f32(cluster_map(xo + (row * kXRow + col) * 4, s));
       }
-      const float inv = total == 0.f ? 0.f : 1.f / total;  // NaN stays NaN
+      const float inv = t.inverse();
       const int64_t q_row = seq.q_start + token;
       if (col < p.head_dim_v) {
         Element* out = static_cast<Element*>(p.out) + q_row * p.o_row_stride +
@@ -443,9 +437,7 @@ struct ConsumerKeysAsM {
           *out = __float2bfloat16_rn(acc * inv);
         }
       }
-      if (p.lse != nullptr && col == 0) {
-        p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = total == 0.f ? -INFINITY : (top + log2f(total)) * kLn2;
-      }
+      if (p.lse != nullptr && col == 0) p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = t.lse();
     }
     cluster_sync();
   }
