@@ -6,6 +6,7 @@ target_link_libraries(bench_validate_plan PRIVATE flashseek_host)
 # Each described call's launch plan on the host (scripts/plan_diff.py: which plans an experiment token changes).
 add_executable(plan_probe ${CMAKE_CURRENT_LIST_DIR}/../../bench/host/plan_probe.cpp)
 target_link_libraries(plan_probe PRIVATE flashseek_host)
+target_include_directories(plan_probe PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/host)
 
 find_package(GTest)
 if(GTest_FOUND)

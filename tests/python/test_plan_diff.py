@@ -40,3 +40,11 @@ def test_a_token_shows_the_plans_it_changes(capsys):
     assert "tile=5 splits=16 " in out[i + 1] and "block_n=128 " in out[i + 1], out[i + 1]
     assert "w4096" not in text  # a window counts its own key blocks: the same plan either way
     assert out[-1].endswith("than under 'default'") and not out[-1].startswith("0 of"), out[-1]
+
+
+def test_cluster_combine_shows_the_calls_run_combines_in_clusters(capsys):
+    """run()'s choice after the plan (cluster=S): the keys-as-M split decodes of 2-8 splits, not those of more."""
+    out = _run(capsys, "default", "cluster-combine", "--family", "decode-paged,decode-splitkv,small-decode")
+    i = next(n for n, line in enumerate(out) if "decode-paged/OSSt8/8q1s1k/p16 " in line)
+    assert out[i].rstrip().endswith("cluster=0") and out[i + 1].rstrip().endswith("cluster=8"), out[i:i + 2]
+    assert not any("L8/q1s128k" in line for line in out), "32 splits stay on the combine kernel"
