@@ -1,8 +1,9 @@
 """cluster-combine (docs/perf-log.md entry 120): a split decode on a keys-as-M tile combines its 2 to 8 splits in a
 thread-block cluster, through distributed shared memory, instead of the combine kernel. Run under the token (this
 module reruns itself in a child process under it): split decodes of each keys-as-M tile, with empty splits, sinks,
-windows, LSE, fp16 and scheduler metadata, pass the reference's rules; and the planner does split them in 2 to 8
-(so that the cases reach the cluster path). Under the default the same cases pass through the combine kernel."""
+windows, LSE and scheduler metadata, pass the reference's rules (and an fp16 one, which keeps the combine kernel:
+the keys-as-M tiles are bf16); and the planner does split them in 2 to 8 (so that the cases reach the cluster
+path). Under the default the same cases pass through the combine kernel."""
 
 from gpu_support import assert_passes, require_kernels, rerun_module_under, running_under, session_seed
 
@@ -28,6 +29,7 @@ CASES = [
     make_scenario("sinks", "OSSt8", "8q1s1k", suffix=["p16", "sinks", "cluster"], sinks=True, **_lse),
     make_scenario("sliding-window", "OSSt8", "8q1s8k", suffix=["p16", "w1024", "cluster"], window=(1023, 0),
                   **_lse),
+    # fp16: the table's tile and the combine kernel under the token too (keys as M is bf16 only)
     make_scenario("decode-paged", "L70t8", "8q1s1k", suffix=["p16", "fp16", "cluster"], dtype="fp16", **_lse),
     make_scenario("decode-paged", "L70t8", "8q1s1k", suffix=["p16", "md", "cluster"], use_scheduler_metadata=True,
                   num_splits=8, **_lse),
