@@ -5,7 +5,7 @@
 //   max_k=4096 hq=32 hkv=8 d=128 dv=128 causal=1 wl=-1 wr=-1 softcap=0 sinks=0 splits=0 q_v=0 cp=1 gap=0
 // Prints `name tile=V splits=S block_m=M block_n=N persistent=P pack=K kernel=... cluster=C`, or `name error ...`
 // (persistent: the plan's preference; run() takes that kernel only where src/host/tile_loop.h lets the tile have
-// it; cluster: the splits run() combines in a thread-block cluster, cluster-combine, 0 for the combine kernel). The
+// it; cluster: the splits that combine in a thread-block cluster, cluster-combine, 0 for the combine kernel). The
 // plan reads FLASHSEEK_EXPERIMENT once, as the library does: one process per experiment value.
 #include <cstdio>
 #include <iostream>
@@ -15,7 +15,6 @@
 
 #include "dense_view.h"
 #include "flashseek/flashseek.h"
-#include "tile_loop.h"
 
 using namespace flashseek;
 
@@ -104,12 +103,9 @@ int main() {
       AttentionArgs a = call_of(line);
       validate(a);
       const LaunchPlan p = make_plan(a, DeviceInfo{});
-      // run()'s choice after the plan (an e4m3 cache never takes it, so the native e4m3 tiles need not be told apart)
-      const int cluster = cluster_combine_splits(Experiment::get(), p.tile_variant,
-                                                 a.k.dtype == DType::kFloat8E4M3, false, p.num_splits);
       std::printf("%s tile=%d splits=%d block_m=%d block_n=%d persistent=%d pack=%d kernel=%s cluster=%d\n",
                   name.c_str(), p.tile_variant, p.num_splits, p.block_m, p.block_n, p.persistent ? 1 : 0,
-                  p.kv_head_pack, p.kernel_name, cluster);
+                  p.kv_head_pack, p.kernel_name, p.cluster_splits);
     } catch (const std::exception& e) {
       std::string message = e.what();
       for (char& c : message)

@@ -82,6 +82,8 @@ struct LaunchPlan {
   bool persistent = false;    // short tiles or a mixed batch: the persistent kernel where the tile has one
   int kv_head_pack = 1;       // KV heads per CTA (the head-packed e4m3 decode tile, variant 203); block_n keys per
                               // mainloop step are then the tile's rows / kv_head_pack
+  int cluster_splits = 0;     // > 1: the splits combine in a thread-block cluster (FLASHSEEK_EXPERIMENT=cluster-combine):
+                              // no workspace, no combine kernel
 };
 
 struct DeviceInfo {

@@ -417,7 +417,10 @@ LaunchPlan plan_for(const PlanInputs& in, const DeviceInfo& device) {
   const size_t decided_rows = static_cast<size_t>(in.batch) * static_cast<size_t>(in.max_seqlen_q);
   while (splits > 1 && decided_rows * row_bytes * splits > kMaxWorkspaceBytes) splits /= 2;
   plan.num_splits = splits;
-  plan.workspace_bytes = splits > 1 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
+  // cluster-combine (entry 120): the splits merge in their cluster's shared memory, so no partials in a workspace.
+  plan.cluster_splits = cluster_combine_splits(experiment, plan.tile_variant, in.fp8_kv, in.fp8_qkv, splits);
+  plan.workspace_bytes =
+      splits > 1 && plan.cluster_splits == 0 ? static_cast<size_t>(in.total_q) * row_bytes * splits : 0;
   plan.persistent = persistent && (plan.block_m == 128 || (plan.block_m == 192 && persistent_m192));
   plan.kernel_name = in.mla_decode ? "mla_decode_sm90" : "attention_fwd_sm90";
   return plan;

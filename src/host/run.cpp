@@ -361,7 +361,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (a.batch_size <= 0 || plan.num_m_blocks <= 0 || a.q.shape[0] == 0) return;  // nothing to attend
   const int host_stop = Experiment::get().host_stop;  // diagnostic: where the host time goes
   if (host_stop == 1) return;
-  if (plan.num_splits > 1 && workspace == nullptr) {
+  if (plan.num_splits > 1 && plan.cluster_splits == 0 && workspace == nullptr) {
     throw Error(Error::Kind::kValue, "workspace: expected " + std::to_string(plan.workspace_bytes) +
                                          " bytes for the split partials, got none");
   }
@@ -463,7 +463,13 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   if (window_tile) loop_flags = window_tile_persistent ? sm90::kD64WindowLoopFlags : -1;
   // cluster-combine (entry 120): the splits of a keys-as-M decode combine in their cluster, which is the run of grid
   // y indices of one (sequence, KV head, m block): the one-tile kernel, launch order as the grid's.
-  p.cluster_splits = cluster_combine_splits(Experiment::get(), tile_variant, fp8_kv, fp8_native, p.num_splits);
+  // The plan decided it (no workspace was allocated for it); run()'s tile is the plan's on these calls (16-bit).
+  p.cluster_splits = plan.cluster_splits;
+  if (p.cluster_splits > 0 &&
+      cluster_combine_splits(Experiment::get(), tile_variant, fp8_kv, fp8_native, p.num_splits) != p.cluster_splits) {
+    throw Error(Error::Kind::kRuntime, "flashseek internal: the cluster combine planned for " +
+                                         std::to_string(p.cluster_splits) + " splits no longer applies at launch");
+  }
   if (p.cluster_splits > 0) {
     p.lpt_section = 0;
     loop_flags = -1;

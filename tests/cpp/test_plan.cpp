@@ -1797,6 +1797,27 @@ namespace {
 
 // The persistent kernel's grid rule (tile_loop.h persistent_grid_pays, entry 95): more than two waves by default;
 // persist-half-waves=3 is the rule before it.
+// Under cluster-combine (ctest plan_under_cluster_combine) the plan marks the keys-as-M split decodes of 2-8 splits
+// and allocates them no workspace (their partials stay in the cluster); 32 splits keep the workspace.
+TEST(PlanUnderClusterCombine, ShortSplitDecodesNeedNoWorkspace) {
+  if (!Experiment::get().cluster_combine) GTEST_SKIP() << "runs under FLASHSEEK_EXPERIMENT=cluster-combine";
+  const LaunchPlan short_split = decode_plan(DType::kBFloat16, 8, 8, 1, 128, 1024, 0);  // L70t8 8q1s1k: tile 5, 8
+  EXPECT_EQ(short_split.num_splits, 8);
+  EXPECT_EQ(short_split.cluster_splits, 8);
+  EXPECT_EQ(short_split.workspace_bytes, 0u);
+  const LaunchPlan long_split = decode_plan(DType::kBFloat16, 1, 32, 8, 128, 131072, 0);  // L8 q1s128k: 32 splits
+  EXPECT_EQ(long_split.cluster_splits, 0);
+  EXPECT_GT(long_split.workspace_bytes, 0u);
+  EXPECT_EQ(decode_plan(DType::kFloat16, 8, 8, 1, 128, 1024, 0).cluster_splits, 0);  // the table's tile
+}
+
+TEST(Plan, NoClusterCombineByDefault) {
+  if (Experiment::get().cluster_combine) GTEST_SKIP() << "FLASHSEEK_EXPERIMENT has cluster-combine";
+  const LaunchPlan short_split = decode_plan(DType::kBFloat16, 8, 8, 1, 128, 1024, 0);
+  EXPECT_EQ(short_split.cluster_splits, 0);
+  EXPECT_GT(short_split.workspace_bytes, 0u);
+}
+
 // cluster-combine (entry 120): only the 16-bit keys-as-M decode tiles, in 2 to 8 splits (the portable cluster), and
 // only under the token.
 TEST(TileLoop, ClusterCombineTakesKeysAsMSplitDecodesOfAtMostEightSplits) {
