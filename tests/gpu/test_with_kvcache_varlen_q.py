@@ -1,6 +1,7 @@
 """flash_attn_with_kvcache with a varlen q (cu_seqlens_q, max_seqlen_q) against a paged cache, as upstream FA3
-takes it: the same bits as flash_attn_varlen_func on the same cache (both unsplit: their max_seqlen_k, and so the
-split heuristic, differ), within the reference's rules, and the cases it does not take named in their errors."""
+takes it: the same bits as flash_attn_varlen_func on the same cache and the same max_seqlen_k (the page table's
+width, which flash_attn_with_kvcache derives; both unsplit), within the reference's rules, and the cases it does not
+take named in their errors."""
 
 from gpu_support import assert_passes, require_kernels, session_seed
 
@@ -38,7 +39,10 @@ def test_varlen_q_equals_the_varlen_call(scenario):
     seed = session_seed()
     inputs = make_inputs(scenario, "cuda", seed=seed)
     got = _with_kvcache(inputs)
-    want = flashseek.flash_attn_varlen_func(**dict(inputs.kwargs, out=None, num_splits=1))
+    kw = inputs.kwargs
+    # the max_seqlen_k flash_attn_with_kvcache derives from the page table (its plan sees the same call)
+    want = flashseek.flash_attn_varlen_func(**dict(kw, out=None, num_splits=1,
+                                                   max_seqlen_k=kw["block_table"].shape[1] * kw["k"].shape[1]))
     out, lse = got if scenario.return_lse else (got, None)
     want_out, want_lse = want if scenario.return_lse else (want, None)
     assert out.shape == (scenario.total_q, scenario.num_heads_q, scenario.head_dim_v)
