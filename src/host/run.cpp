@@ -325,14 +325,14 @@ void pack_kv_heads(FwdParams& p, int head_pack) {
 // The main-loop variant: the experiment's, else the persistent kernel (sm90/fwd_persistent.h) where the plan prefers
 // it, unless no-persist: loop value kLoopBaseFlags | kLoopPersistent | kLoopTileFastDiv = 134659 (entry 64; every
 // persistent tile lists it), 3587 under no-tile-fastdiv. Tiles without that variant run their default.
-int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m) {
+int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& p, int grid_m, int num_sms) {
   if (e.loop_flags >= 0) return e.loop_flags;
   if (!e.persistent || !plan.persistent) return -1;
   // The calls the persistent kernel does not take go to the one-tile kernel from here, so that no kernel is launched
   // from two translation units (entry 18).
   const long long ctas = sm90::one_tile_grid_ctas(p, grid_m);
-  if (!sm90::persistent_takes(p, ctas, sm90::device_sm_count())) return -1;
-  if (!persistent_grid_pays(e, ctas, sm90::device_sm_count())) return -1;
+  if (!sm90::persistent_takes(p, ctas, num_sms)) return -1;
+  if (!persistent_grid_pays(e, ctas, num_sms)) return -1;
   return e.tile_fastdiv ? (sm90::kPersistentLoopFlags | sm90::kTileFastDivLoopBit) : sm90::kPersistentLoopFlags;
 }
 
@@ -343,14 +343,14 @@ int loop_flags_of(const Experiment& e, const LaunchPlan& plan, const FwdParams& 
 // (causal or a window), on grids small enough for the old order's tail to matter (launch_order.h lpt_pays); the
 // persistent kernel deals its own order.
 int lpt_section_of(const Experiment& e, const AttentionArgs& a, const LaunchPlan& plan, const FwdParams& p,
-                   int grid_m, bool fp8_kv) {
+                   int grid_m, bool fp8_kv, int num_sms) {
   if (e.lpt_mode == 0 || e.lpt_l2_mb <= 0 || grid_m < 2) return 0;
   if (!a.causal && a.window_left < 0 && a.window_right < 0) return 0;
   const int64_t kv_bytes = std::max<int64_t>(1, a.max_seqlen_k) * (plan.head_dim_padded + plan.head_dim_v_padded) *
                            (fp8_kv ? 1 : 2);
   const int64_t pairs = static_cast<int64_t>(p.flat_tiles ? 1 : a.batch_size) * p.num_heads_kv * p.num_splits;
   if (pairs * grid_m >= (int64_t{1} << 31)) return 0;  // the kernel's linear launch index is an int
-  if (e.lpt_mode == 1 && !lpt_pays(pairs * grid_m, sm90::device_sm_count())) return 0;
+  if (e.lpt_mode == 1 && !lpt_pays(pairs * grid_m, num_sms)) return 0;
   const int64_t fit = (static_cast<int64_t>(e.lpt_l2_mb) << 20) / kv_bytes;
   return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max<int64_t>(pairs, 1)));
 }
@@ -366,6 +366,9 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
                                          " bytes for the split partials, got none");
   }
   FwdParams p = make_fwd_params(a, plan, workspace);
+  // The call's device (the binding's device guard makes it the current one): its SM count from query_device's
+  // per-device cache, read once here rather than at each rule below.
+  const int num_sms = query_device(a.q.device).num_sms;
   const int max_seqlen_q = static_cast<int>(a.cu_seqlens_q.given() ? a.max_seqlen_q : a.fixed_seqlen_q);
   if (a.q_v.given()) {
     check_cuda(sm90::launch_mla_decode(scalar_type(a.q.dtype), p, plan.num_m_blocks, max_seqlen_q,
@@ -405,7 +408,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   const int grid_m = p.flat_tiles ? static_cast<int>(flat_tiles) : num_m_blocks;
   p.q_tma_box_tokens = q_tensor_map_of(p, a.batch_size, plan.head_dim_padded, block_m,
                                        !fp8_native && !fp8_kv && p.kv_tma_rows > 0, maps);
-  p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv);
+  p.lpt_section = lpt_section_of(Experiment::get(), a, plan, p, grid_m, fp8_kv, num_sms);
   p.kv_coords_early = Experiment::get().kv_coords_early ? 1 : 0;
   // 1, 2 or 4 (ProducerTma::issue_roles). Default: four on the native e4m3 tiles (their 2 KB boxes carry half the
   // bytes of a 16-bit box: 1-3% faster over the fp8 family, entry 29), two elsewhere (four cost 16-bit decode 0.6%).
@@ -413,7 +416,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   p.kv_issue_warps = issue_warps == 1 || issue_warps == 2 || issue_warps == 4 ? issue_warps : fp8_native ? 4 : 2;
   // ... and four on a 16-bit grid of few CTAs (four_issuers_pay, entry 70).
   if (Experiment::get().tma_warps_few_ctas && issue_warps == 0 && !fp8_native) {
-    if (four_issuers_pay(sm90::one_tile_grid_ctas(p, grid_m), sm90::device_sm_count())) p.kv_issue_warps = 4;
+    if (four_issuers_pay(sm90::one_tile_grid_ctas(p, grid_m), num_sms)) p.kv_issue_warps = 4;
   }
   const sm90::Fp8Native native_mode = !fp8_native                      ? sm90::Fp8Native::kNone
                                       : Experiment::get().fp8_native_one_p ? sm90::Fp8Native::kOneP
@@ -429,7 +432,7 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
       !fp8_native) {
     tile_variant = 0;
   }
-  int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m);
+  int loop_flags = loop_flags_of(Experiment::get(), plan, p, grid_m, num_sms);
   if (fp8_native && block_m == 64 && Experiment::get().fp8_producer_ahead) loop_flags = sm90::kNativeProducerAheadLoopFlags;
   // The 192-row native tile on the persistent kernel (entry 99). Only the launcher (fwd_kernel.h) knows which tile
   // has that form (the fp16-P*V d64 one): the others ignore the value, and under 1.5 waves it falls back to the
@@ -443,11 +446,11 @@ void run(const AttentionArgs& a, const LaunchPlan& plan, void* workspace, void* 
   // order 0) matters only where the CTAs are more than a wave; choosing costs each CTA some latency (fp8 mixed
   // q2k_32q1s2k, 6 waves: +1.5%), so only up to 4 waves, where a heavy tile started last is a large share.
   const int flat_order = Experiment::get().flat_order;
-  const long long wave = static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm;
+  const long long wave = static_cast<long long>(num_sms) * ctas_per_sm;
   p.flat_order = !p.flat_tiles ? 0 : flat_order >= 0 ? flat_order : grid_ctas > wave && grid_ctas <= 4 * wave ? 1 : 0;
   const TileLoopKey tile_key{plan.head_dim_padded, plan.head_dim_v_padded, block_m, tile_variant,
                              compute_type(a) == ScalarType::kBFloat16, fp8_kv, fp8_native, grid_ctas,
-                             static_cast<long long>(sm90::device_sm_count()) * ctas_per_sm};
+                             static_cast<long long>(num_sms) * ctas_per_sm};
   const int variant_bits = (p.q_tma_box_tokens > 0 ? sm90::kQTmaLoopBit : 0) |
                            (Experiment::get().lean_tail && !fp8_kv ? sm90::kLeanTailLoopBit : 0);
   // The one-block windowed d64 tile (entry 103) has one persistent value, q-tma in it: Q by boxes where

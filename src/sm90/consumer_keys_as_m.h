@@ -394,6 +394,7 @@ struct ConsumerKeysAsM {
     constexpr int kXRow = Traits::kDv + 4;  // run()'s staging: rows of kDv + 4 floats, then kQ maxima, kQ sums
     constexpr int kMaxSplits = 8;           // the portable cluster size (tile_loop.h cluster_combine_splits)
     static_assert(Traits::kDv <= 128 && 128 % Traits::kDv == 0, "whole rows per pass of 128 threads");
+    static_assert(std::is_same_v<Element, __nv_bfloat16>, "the 16-bit keys-as-M tiles are bf16: out is bf16");
     constexpr int kRowsPerPass = 128 / Traits::kDv;
     const uint32_t xo = smem_addr(smem) + Traits::kKOffset;
     const uint32_t x_max = xo + kQ * kXRow * 4;
@@ -431,11 +432,7 @@ struct ConsumerKeysAsM {
       if (col < p.head_dim_v) {
         Element* out = static_cast<Element*>(p.out) + q_row * p.o_row_stride +
                        static_cast<int64_t>(head) * p.o_head_stride + col;
-        if constexpr (std::is_same_v<Element, __half>) {
-          *out = __float2half_rn(acc * inv);
-        } else {
-          *out = __float2bfloat16_rn(acc * inv);
-        }
+        *out = __float2bfloat16_rn(acc * inv);
       }
       if (p.lse != nullptr && col == 0) p.lse[static_cast<int64_t>(head) * p.total_q + q_row] = t.lse();
     }
